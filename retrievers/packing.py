@@ -1,0 +1,179 @@
+"""The shared line-budget packer: any ranked list of chunks → at most K regions with at most B lines in total.
+
+Every retriever's ranking goes through :func:`pack`, so retrievers are compared on ranking alone and every
+prediction obeys the same budget. The SWE-Explore metrics (``docs/metrics.md``) reward three things that pull
+against each other:
+
+* **breadth** — HitFile counts distinct core files, so K regions in K different files help;
+* **depth** — recall and Recall@B count core lines, so more lines of a strong file help;
+* **efficiency** — precision and context efficiency count wasted lines, and nDCG@B stops at the first region
+  that overflows B.
+
+The packer is greedy and deterministic. It walks the ranking best first and, for each chunk:
+
+1. clips it to its file's bounds (when line counts are known) and to ``max_region_lines``;
+2. if it overlaps, touches, or lies within ``merge_gap`` lines of a region already chosen in the same file,
+   extends that region to cover it (depth: the lines in between are added too), as far as the remaining
+   budget allows and never past ``max_region_lines``;
+3. otherwise, if fewer than ``k`` regions exist and the file has fewer than ``max_regions_per_file`` regions,
+   opens a new region (breadth), cut to the remaining budget; a chunk is cut only if at least
+   ``min_region_lines`` of it fit;
+4. stops when the budget is spent or ``max_candidates`` chunks have been read.
+
+Regions are then coalesced (same file, overlapping or adjacent → one region), so no line is ever emitted
+twice, and returned in the order of the best-ranked chunk each contains. Cutting keeps the head of a chunk
+(its signature and docstring). Depth versus breadth is set by ``max_region_lines`` (a cap on one region),
+``max_regions_per_file`` and ``merge_gap``; the defaults were chosen on the dev set (``docs/benchmarks.md``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Mapping, Sequence
+
+from chunking.types import Chunk
+
+
+@dataclass(frozen=True)
+class PackConfig:
+    """Parameters of :func:`pack`.
+
+    :param k: maximum number of regions (top-K, ``>= 1``). SWE-Explore's default K is 5.
+    :param budget: maximum total lines over all regions (line budget B, ``>= 1``).
+    :param max_region_lines: cap on the lines of one region; ``None`` means ``budget``.
+    :param max_regions_per_file: cap on the regions opened in one file; ``None`` means ``k``.
+    :param merge_gap: a chunk within this many lines of a chosen region of its file is merged into it
+        (``0``: only overlapping or adjacent chunks merge).
+    :param min_region_lines: a chunk cut to fit the remaining budget must keep at least this many lines.
+    :param max_candidates: how many ranked chunks are read at most.
+    :raises ValueError: if a parameter is out of range.
+    """
+
+    k: int = 5
+    budget: int = 500
+    max_region_lines: int | None = None
+    max_regions_per_file: int | None = None
+    merge_gap: int = 0
+    min_region_lines: int = 1
+    max_candidates: int = 1000
+
+    def __post_init__(self) -> None:
+        checks = {
+            "k": self.k >= 1,
+            "budget": self.budget >= 1,
+            "max_region_lines": self.max_region_lines is None or self.max_region_lines >= 1,
+            "max_regions_per_file": self.max_regions_per_file is None or self.max_regions_per_file >= 1,
+            "merge_gap": self.merge_gap >= 0,
+            "min_region_lines": self.min_region_lines >= 1,
+            "max_candidates": self.max_candidates >= 1,
+        }
+        bad = [name for name, ok in checks.items() if not ok]
+        if bad:
+            values = ", ".join(f"{name}={getattr(self, name)!r}" for name in bad)
+            raise ValueError(f"invalid PackConfig: {values} (k, budget, caps >= 1; merge_gap >= 0)")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable parameters, written into result rows as part of ``explorer_config``."""
+        return asdict(self)
+
+
+@dataclass
+class _Region:
+    path: str
+    start: int
+    end: int
+    rank: int  # rank of the best chunk inside
+    chunks: list[Chunk]
+
+    @property
+    def n_lines(self) -> int:
+        return self.end - self.start + 1
+
+
+def pack(
+    ranked: Sequence[Chunk],
+    config: PackConfig | None = None,
+    file_lines: Mapping[str, int] | None = None,
+) -> list[Chunk]:
+    """Turn a ranking of chunks into at most ``k`` non-overlapping regions with at most ``budget`` lines.
+
+    The algorithm and its depth/breadth trade-off are described in the module docstring.
+
+    :param ranked: chunks, best first (any retriever's ranking; duplicates and overlaps allowed).
+    :param config: packing parameters; defaults to ``PackConfig()`` (K=5, B=500).
+    :param file_lines: line count per path; when given, regions are clipped to ``1..file_lines[path]`` and
+        chunks of files with no lines are dropped.
+    :return: regions as :class:`~chunking.types.Chunk` with ``kind="region"``, ``symbol`` the ``;``-joined
+        distinct symbols of the chunks inside, and ``language`` of the first chunk; ``text`` is empty. Their
+        line counts sum to at most ``budget``, there are at most ``k`` of them, no two share a line.
+    """
+    cfg = config or PackConfig()
+    region_cap = min(cfg.max_region_lines or cfg.budget, cfg.budget)
+    per_file_cap = cfg.max_regions_per_file or cfg.k
+    regions: list[_Region] = []
+    used = 0
+    for rank, chunk in enumerate(ranked[: cfg.max_candidates]):
+        if used >= cfg.budget:
+            break
+        start, end = chunk.start, chunk.end
+        if file_lines is not None:
+            end = min(end, file_lines.get(chunk.path, 0))
+            if end < start:
+                continue
+        same_file = [r for r in regions if r.path == chunk.path]
+        near = [r for r in same_file if start <= r.end + 1 + cfg.merge_gap and r.start <= end + 1 + cfg.merge_gap]
+        if near:
+            used = _extend(near[0], start, end, chunk, used, cfg.budget, region_cap)
+            continue
+        if len(regions) >= cfg.k or len(same_file) >= per_file_cap:
+            continue
+        size = min(end - start + 1, region_cap, cfg.budget - used)
+        if size < min(cfg.min_region_lines, end - start + 1):
+            continue
+        regions.append(_Region(chunk.path, start, start + size - 1, rank, [chunk]))
+        used += size
+    return [_to_chunk(r) for r in _coalesce(regions)]
+
+
+def _extend(region: _Region, start: int, end: int, chunk: Chunk, used: int, budget: int, cap: int) -> int:
+    """Grow ``region`` towards ``[start, end]`` within the budget and the region cap; return the new total."""
+    allowance = min(budget - used, cap - region.n_lines)
+    if allowance <= 0:
+        return used
+    if end > region.end:  # grow downwards first: the chunk's head is nearer the region's tail
+        grow = min(end - region.end, allowance)
+        region.end += grow
+        used += grow
+        allowance -= grow
+    if start < region.start and allowance > 0:
+        grow = min(region.start - start, allowance)
+        region.start -= grow
+        used += grow
+    region.chunks.append(chunk)
+    return used
+
+
+def _coalesce(regions: list[_Region]) -> list[_Region]:
+    """Merge overlapping or adjacent regions of one file (extensions can make two regions touch)."""
+    merged: list[_Region] = []
+    for region in sorted(regions, key=lambda r: r.rank):
+        for other in merged:
+            if other.path == region.path and region.start <= other.end + 1 and other.start <= region.end + 1:
+                other.start, other.end = min(other.start, region.start), max(other.end, region.end)
+                other.chunks.extend(region.chunks)
+                break
+        else:
+            merged.append(region)
+    return merged
+
+
+def _to_chunk(region: _Region) -> Chunk:
+    symbols = list(dict.fromkeys(c.symbol for c in region.chunks if c.symbol))
+    return Chunk(
+        path=region.path,
+        start=region.start,
+        end=region.end,
+        kind="region",
+        symbol=";".join(symbols),
+        language=region.chunks[0].language,
+    )

@@ -1,0 +1,131 @@
+"""Tests for the shared line-budget packer (retrievers/packing.py)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from chunking.types import Chunk
+from retrievers.packing import PackConfig, pack
+
+
+def _c(path: str, start: int, end: int, symbol: str = "") -> Chunk:
+    return Chunk(path, start, end, kind="function", symbol=symbol, language="python")
+
+
+def _spans(regions: list[Chunk]) -> list[tuple[str, int, int]]:
+    return [(r.path, r.start, r.end) for r in regions]
+
+
+def test_distinct_files_become_regions_in_rank_order() -> None:
+    """Chunks of different files each open a region, in ranking order."""
+    ranked = [_c("b.py", 10, 19), _c("a.py", 1, 5), _c("c.py", 3, 4)]
+    assert _spans(pack(ranked)) == [("b.py", 10, 19), ("a.py", 1, 5), ("c.py", 3, 4)]
+
+
+def test_overlapping_and_adjacent_chunks_merge() -> None:
+    """Overlapping (1-10, 5-14) and adjacent (15-20) chunks of one file become one region of 20 lines."""
+    ranked = [_c("a.py", 1, 10, "f"), _c("a.py", 5, 14, "g"), _c("a.py", 15, 20, "h")]
+    regions = pack(ranked)
+    assert _spans(regions) == [("a.py", 1, 20)]
+    assert regions[0].symbol == "f;g;h"
+    assert regions[0].kind == "region"
+
+
+def test_gap_chunk_of_same_file_opens_a_second_region_unless_merge_gap() -> None:
+    """A chunk 5 lines below a region is a new region by default and is merged (with the gap) at merge_gap=5."""
+    ranked = [_c("a.py", 1, 10), _c("a.py", 16, 20)]
+    assert _spans(pack(ranked)) == [("a.py", 1, 10), ("a.py", 16, 20)]
+    assert _spans(pack(ranked, PackConfig(merge_gap=5))) == [("a.py", 1, 20)]
+
+
+def test_budget_cuts_the_last_region_to_its_head() -> None:
+    """With B=25 a third chunk of 10 lines keeps its first 5 lines; nothing is emitted after the budget."""
+    ranked = [_c("a.py", 1, 10), _c("b.py", 1, 10), _c("c.py", 21, 30), _c("d.py", 1, 3)]
+    regions = pack(ranked, PackConfig(budget=25))
+    assert _spans(regions) == [("a.py", 1, 10), ("b.py", 1, 10), ("c.py", 21, 25)]
+
+
+def test_min_region_lines_skips_tiny_cuts_but_keeps_small_whole_chunks() -> None:
+    """A chunk cut to 2 lines is skipped at min_region_lines=3, but a whole 2-line chunk later still fits."""
+    ranked = [_c("a.py", 1, 8), _c("b.py", 1, 10), _c("c.py", 1, 2)]
+    regions = pack(ranked, PackConfig(budget=10, min_region_lines=3))
+    assert _spans(regions) == [("a.py", 1, 8), ("c.py", 1, 2)]
+
+
+def test_k_limits_regions_but_later_chunks_still_extend_chosen_regions() -> None:
+    """With K=2, a third file is refused while a chunk adjacent to the first region still deepens it."""
+    ranked = [_c("a.py", 1, 10), _c("b.py", 1, 10), _c("c.py", 1, 10), _c("a.py", 11, 15)]
+    assert _spans(pack(ranked, PackConfig(k=2))) == [("a.py", 1, 15), ("b.py", 1, 10)]
+
+
+def test_max_region_lines_caps_new_regions_and_extensions() -> None:
+    """A 100-line chunk is cut to the 30-line cap, and an overlapping chunk cannot grow it past the cap."""
+    ranked = [_c("a.py", 1, 100), _c("a.py", 25, 40), _c("b.py", 5, 6)]
+    regions = pack(ranked, PackConfig(max_region_lines=30))
+    assert _spans(regions) == [("a.py", 1, 30), ("b.py", 5, 6)]
+
+
+def test_max_regions_per_file_favours_breadth() -> None:
+    """With one region per file, a second distant chunk of a.py is skipped and b.py gets the slot."""
+    ranked = [_c("a.py", 1, 5), _c("a.py", 50, 60), _c("b.py", 1, 5)]
+    assert _spans(pack(ranked, PackConfig(k=2, max_regions_per_file=1))) == [("a.py", 1, 5), ("b.py", 1, 5)]
+
+
+def test_file_lines_clips_to_file_bounds_and_drops_empty_files() -> None:
+    """Known line counts clip a chunk past EOF and drop chunks of files with no lines."""
+    ranked = [_c("a.py", 5, 40), _c("empty.py", 1, 3), _c("b.py", 1, 2)]
+    regions = pack(ranked, file_lines={"a.py": 12, "empty.py": 0, "b.py": 2})
+    assert _spans(regions) == [("a.py", 5, 12), ("b.py", 1, 2)]
+
+
+def test_extension_joining_two_regions_coalesces_them() -> None:
+    """A chunk bridging two regions of one file makes them a single region; no line is emitted twice."""
+    ranked = [_c("a.py", 1, 10), _c("a.py", 20, 30), _c("a.py", 8, 22)]
+    assert _spans(pack(ranked)) == [("a.py", 1, 30)]
+
+
+def test_empty_ranking_and_k_larger_than_chunks() -> None:
+    """An empty ranking gives no regions; K larger than the chunk count gives one region per chunk."""
+    assert pack([]) == []
+    assert _spans(pack([_c("a.py", 1, 2)], PackConfig(k=50))) == [("a.py", 1, 2)]
+
+
+@pytest.mark.parametrize("field,value", [("k", 0), ("budget", 0), ("merge_gap", -1), ("max_region_lines", 0)])
+def test_invalid_config_is_rejected(field: str, value: int) -> None:
+    """Out-of-range parameters raise ValueError naming the parameter."""
+    with pytest.raises(ValueError, match=field):
+        PackConfig(**{field: value})
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_invariants_over_random_rankings(seed: int) -> None:
+    """For random rankings and configs: <= K regions, <= B lines, no shared line, inside file bounds, deterministic."""
+    rng = random.Random(seed)
+    files = {f"f{i}.py": rng.randint(1, 300) for i in range(rng.randint(1, 8))}
+    ranked = []
+    for _ in range(rng.randint(0, 60)):
+        path = rng.choice(sorted(files))
+        start = rng.randint(1, files[path])
+        ranked.append(_c(path, start, min(files[path] + rng.randint(0, 5), start + rng.randint(0, 90))))
+    cfg = PackConfig(
+        k=rng.randint(1, 8),
+        budget=rng.randint(1, 600),
+        max_region_lines=rng.choice([None, rng.randint(1, 200)]),
+        max_regions_per_file=rng.choice([None, 1, 2]),
+        merge_gap=rng.randint(0, 10),
+        min_region_lines=rng.randint(1, 10),
+    )
+    regions = pack(ranked, cfg, file_lines=files)
+    assert len(regions) <= cfg.k
+    assert sum(r.n_lines for r in regions) <= cfg.budget
+    seen: set[tuple[str, int]] = set()
+    for r in regions:
+        assert 1 <= r.start <= r.end <= files[r.path]
+        lines = {(r.path, ln) for ln in range(r.start, r.end + 1)}
+        assert not lines & seen
+        seen |= lines
+    assert pack(ranked, cfg, file_lines=files) == regions
+    if ranked:
+        assert regions, "a non-empty ranking with budget >= 1 yields at least one region"
