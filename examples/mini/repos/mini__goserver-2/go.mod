@@ -1,0 +1,3 @@
+module example.com/goserver
+
+go 1.21

@@ -1,0 +1,2 @@
+export { formatDate, formatNumber } from "./format";
+export type { FormatOptions } from "./format";
