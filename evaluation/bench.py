@@ -1,0 +1,248 @@
+"""Loading the SWE-Explore bench JSONL and locating each record's repository snapshot (spec §3.1, §1.3).
+
+One JSON object per line, public release format::
+
+    {"instance_id": "psf__requests-1142", "repo": "psf/requests", "base_commit": "...",
+     "problem_statement": "...",   # the issue text = the query
+     "ground_truth": {"read_core_files": [...], "read_core_regions": [{"path", "start", "end"}, ...],
+                      "read_optional_files_map": {model: [...]}, "read_optional_regions_map": {model: [...]},
+                      "modified_core_files": [...], "main_files": [...]},
+     "repo_dir": "repos/requests"   # optional
+     ...}
+
+Records with an empty ``read_core_regions`` are skipped by default, like the reference runner's
+``--skip-empty-core``. Every problem is reported as ``ValueError("<file>:<line>: ...")``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_REGION_LISTS = ("read_core_regions",)
+_FILE_LISTS = ("read_core_files", "modified_core_files", "main_files")
+_REQUIRED_GT = ("read_core_files", "read_core_regions")
+
+
+@dataclass(frozen=True)
+class BenchRecord:
+    """One SWE-Explore instance.
+
+    :param instance_id: e.g. ``psf__requests-1142``.
+    :param repo: ``org/name`` (from ``repo``, else ``meta.repo``, else derived from the instance_id).
+    :param base_commit: the commit the snapshot is checked out at (``""`` if the record has none).
+    :param problem_statement: the issue text, used as the query (``""`` if absent and not required).
+    :param ground_truth: the record's ``ground_truth`` dict, as in the file.
+    :param repo_dir: the record's ``repo_dir`` (snapshot relative to ``--repos``), or ``None``.
+    :param raw: the whole JSON object, as in the file.
+    """
+
+    instance_id: str
+    repo: str
+    base_commit: str
+    problem_statement: str
+    ground_truth: dict[str, Any]
+    repo_dir: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def query(self) -> str:
+        """The query given to explorers: the raw ``problem_statement`` (spec §1.4)."""
+        return self.problem_statement
+
+    @property
+    def core_regions(self) -> list[dict[str, Any]]:
+        """``ground_truth.read_core_regions`` (a list of ``{"path", "start", "end"}`` dicts)."""
+        return list(self.ground_truth.get("read_core_regions") or [])
+
+
+def repo_from_instance_id(instance_id: str) -> str:
+    """Derive ``org/name`` from a SWE-bench style id ``org__name-123``.
+
+    :param instance_id: the instance id.
+    :return: ``org/name``, or ``""`` if the id has no ``__``.
+    """
+    if "__" not in instance_id:
+        return ""
+    org, rest = instance_id.split("__", 1)
+    name = rest.rsplit("-", 1)[0] if "-" in rest else rest
+    return f"{org}/{name}"
+
+
+def _check_region(region: Any, where: str) -> None:
+    if not isinstance(region, Mapping):
+        raise ValueError(f"{where}: region {region!r} is not an object with path/start/end")
+    missing = [key for key in ("path", "start", "end") if key not in region]
+    if missing:
+        raise ValueError(f"{where}: region {region!r} lacks {missing}")
+    if not isinstance(region["path"], str):
+        raise ValueError(f"{where}: region {region!r} has a non-string path")
+    for key in ("start", "end"):
+        value = region[key]
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{where}: region {region!r} has a non-integer {key}")
+
+
+def _check_ground_truth(gt: Any, where: str) -> None:
+    if not isinstance(gt, Mapping):
+        raise ValueError(f"{where}: ground_truth is {type(gt).__name__}, expected an object")
+    for key in _REQUIRED_GT:
+        if key not in gt:
+            raise ValueError(f"{where}: ground_truth lacks {key!r}")
+    for key in _REGION_LISTS:
+        if not isinstance(gt[key], list):
+            raise ValueError(f"{where}: ground_truth.{key} is not a list")
+        for i, region in enumerate(gt[key]):
+            _check_region(region, f"{where}: ground_truth.{key}[{i}]")
+    for key in _FILE_LISTS:
+        files = gt.get(key) or []
+        if not isinstance(files, list) or not all(isinstance(p, str) for p in files):
+            raise ValueError(f"{where}: ground_truth.{key} is not a list of paths")
+    for key in ("read_optional_files_map", "read_optional_regions_map"):
+        value = gt.get(key) or {}
+        if not isinstance(value, Mapping) or not all(isinstance(v, list) for v in value.values()):
+            raise ValueError(f"{where}: ground_truth.{key} is not an object of lists")
+    for model, regions in (gt.get("read_optional_regions_map") or {}).items():
+        for i, region in enumerate(regions):
+            _check_region(region, f"{where}: ground_truth.read_optional_regions_map[{model!r}][{i}]")
+    for model, files in (gt.get("read_optional_files_map") or {}).items():
+        if not all(isinstance(p, str) for p in files):
+            raise ValueError(f"{where}: ground_truth.read_optional_files_map[{model!r}] is not a list of paths")
+
+
+def parse_record(data: Any, where: str = "<record>", require_query: bool = True) -> BenchRecord:
+    """Validate one decoded bench object and build a :class:`BenchRecord`.
+
+    :param data: the decoded JSON object.
+    :param where: where it came from, used as the prefix of error messages (e.g. ``bench.jsonl:12``).
+    :param require_query: if true, a missing or empty ``problem_statement`` is an error.
+    :return: the record.
+    :raises ValueError: if a required field is missing or has the wrong type (message starts with ``where``).
+    """
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    instance_id = data.get("instance_id")
+    if not isinstance(instance_id, str) or not instance_id:
+        raise ValueError(f"{where}: missing or empty 'instance_id'")
+    where = f"{where} ({instance_id})"
+    _check_ground_truth(data.get("ground_truth"), where)
+    problem = data.get("problem_statement", "")
+    if not isinstance(problem, str):
+        raise ValueError(f"{where}: 'problem_statement' is {type(problem).__name__}, expected a string")
+    if require_query and not problem.strip():
+        raise ValueError(f"{where}: missing or empty 'problem_statement' (the query)")
+    meta = data.get("meta") if isinstance(data.get("meta"), Mapping) else {}
+    repo = data.get("repo") or meta.get("repo") or repo_from_instance_id(instance_id)
+    base_commit = data.get("base_commit") or meta.get("base_commit") or ""
+    repo_dir = data.get("repo_dir")
+    for key, value in (("repo", repo), ("base_commit", base_commit)):
+        if not isinstance(value, str):
+            raise ValueError(f"{where}: {key!r} is {type(value).__name__}, expected a string")
+    if repo_dir is not None and not isinstance(repo_dir, str):
+        raise ValueError(f"{where}: 'repo_dir' is {type(repo_dir).__name__}, expected a string")
+    return BenchRecord(
+        instance_id=instance_id,
+        repo=repo,
+        base_commit=base_commit,
+        problem_statement=problem,
+        ground_truth=dict(data["ground_truth"]),
+        repo_dir=repo_dir or None,
+        raw=dict(data),
+    )
+
+
+def load_bench(
+    path: str | Path,
+    *,
+    skip_empty_core: bool = True,
+    limit: int | None = None,
+    require_query: bool = True,
+) -> list[BenchRecord]:
+    """Load a bench JSONL file (spec §3.1), validating every record.
+
+    All records are validated first; then records with an empty ``read_core_regions`` are dropped (if
+    ``skip_empty_core``), then the first ``limit`` are kept, in that order, as in the reference runner (§1.3).
+
+    :param path: the JSONL file, one instance per line; blank lines are ignored.
+    :param skip_empty_core: drop records without core regions (the reference default).
+    :param limit: keep only the first N records after filtering (``None`` = all).
+    :param require_query: require a non-empty ``problem_statement`` (turn off to score external predictions
+        against a bench that has no issue text).
+    :return: the records in file order.
+    :raises FileNotFoundError: if the file does not exist.
+    :raises ValueError: on invalid JSON, a missing field or a duplicate instance_id; the message names the
+        file and line number.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"bench file {path} does not exist")
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+    records: list[BenchRecord] = []
+    first_line: dict[str, int] = {}
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{line_no}"
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+            record = parse_record(data, where, require_query=require_query)
+            if record.instance_id in first_line:
+                raise ValueError(
+                    f"{where}: duplicate instance_id {record.instance_id!r} "
+                    f"(first seen on line {first_line[record.instance_id]})"
+                )
+            first_line[record.instance_id] = line_no
+            records.append(record)
+    if skip_empty_core:
+        records = [r for r in records if r.ground_truth.get("read_core_regions")]
+    return records if limit is None else records[:limit]
+
+
+def snapshot_candidates(record: BenchRecord, repos_dir: str | Path) -> list[Path]:
+    """The directories tried for a record's snapshot, in order, as the reference runner does (spec §3.1).
+
+    With ``repo_dir``: ``repos_dir/repo_dir`` (or ``repo_dir`` itself if absolute), and, when ``repo_dir``
+    starts with the name of ``repos_dir`` (e.g. ``repos/goodconf`` under ``--repos repos``), that prefix
+    dropped. Without it, for an id ``org__name-123``: ``instance_id``, ``name``, ``org__name``,
+    ``org-name``, ``org``; an id without ``__`` has no candidates.
+
+    :param record: the bench record.
+    :param repos_dir: the ``--repos`` directory.
+    :return: candidate directories (not checked for existence).
+    """
+    root = Path(repos_dir)
+    if record.repo_dir:
+        rel = Path(record.repo_dir)
+        if rel.is_absolute():
+            return [rel]
+        out = [root / rel]
+        if rel.parts and rel.parts[0] == root.name:
+            out.append(root.joinpath(*rel.parts[1:]))
+        return out
+    if "__" not in record.instance_id:
+        return []
+    org, rest = record.instance_id.split("__", 1)
+    name = rest.rsplit("-", 1)[0] if "-" in rest else rest
+    return [root / record.instance_id, root / name, root / f"{org}__{name}", root / f"{org}-{name}", root / org]
+
+
+def find_snapshot(record: BenchRecord, repos_dir: str | Path | None) -> Path | None:
+    """The record's snapshot directory under ``repos_dir``, or ``None`` when there is none (spec §3.1).
+
+    :param record: the bench record.
+    :param repos_dir: the ``--repos`` directory, or ``None``.
+    :return: the first existing candidate of :func:`snapshot_candidates`, or ``None``.
+    """
+    if repos_dir is None:
+        return None
+    for candidate in snapshot_candidates(record, repos_dir):
+        if candidate.is_dir():
+            return candidate
+    return None

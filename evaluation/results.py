@@ -1,0 +1,464 @@
+"""Result rows compatible with the reference runner, scoring them, aggregating them, and printing tables.
+
+A result file holds one JSON object per line and per instance (spec §3.2)::
+
+    {"instance_id": "...", "explorer": "bm25", "outcome": "SUCCESS", "error": null,
+     "regions": [{"path", "start", "end"}, ...],      # preds[:k], raw (sentinels not resolved)
+     "metrics": {"precision": ..., ... 17 names},
+     "num_regions": 5, "token_usage": null, "repo_revision": null,
+     "explorer_config": {"chunk_size": 80, "chunk_overlap": 20}}   # only when non-empty
+
+Rows are appended and flushed one by one (:class:`ResultsWriter`), so an interrupted run can resume
+(:func:`done_instance_ids`). Aggregation follows the new reference runner (spec §1.3): the mean over evaluated
+instances, where errors are scored 0 and included and instances without a snapshot are excluded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from evaluation.bench import BenchRecord, find_snapshot, repo_from_instance_id
+from evaluation.line_counts import file_line_counts
+from evaluation.metrics import METRIC_NAMES, RegionLike, as_region, evaluate_instance, zero_metrics
+from evaluation.paths import normalize_path
+
+OUTCOME_SUCCESS = "SUCCESS"
+"""The explorer returned regions (possibly none)."""
+OUTCOME_ERROR = "ERROR"
+"""The explorer raised; the row is scored as an empty prediction (all metrics 0) and included in means."""
+OUTCOME_NOT_ATTEMPTED = "NOT_ATTEMPTED"
+"""No prediction exists for the instance (e.g. missing from an external result file); scored 0."""
+MAX_ERROR_CHARS = 4000
+"""The reference truncates ``error`` to this many characters."""
+
+SHORT_NAMES: dict[str, str] = {
+    "precision": "Prec",
+    "recall": "Rec",
+    "f1_score": "F1",
+    "hit_file_rate": "HitFile",
+    "noise_file_rate": "NoiseFile",
+    "hit_region_rate": "HitRegion",
+    "noise_region_rate": "NoiseRegion",
+    "weighted_core_coverage": "WCC",
+    "context_efficiency": "CtxEff",
+    "optional_coverage": "OptCov",
+    "ndcg_at_100": "nDCG@100",
+    "ndcg_at_300": "nDCG@300",
+    "ndcg_at_500": "nDCG@500",
+    "recall_at_100": "R@100",
+    "recall_at_300": "R@300",
+    "recall_at_500": "R@500",
+    "first_useful_hit": "FirstHit",
+}
+"""Short column headers for tables (the row keys stay the reference names)."""
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Rows and files
+# ----------------------------------------------------------------------------------------------------------
+
+
+def make_row(
+    instance_id: str,
+    explorer: str,
+    regions: Iterable[RegionLike],
+    metrics: Mapping[str, float] | None = None,
+    *,
+    outcome: str = OUTCOME_SUCCESS,
+    error: str | BaseException | None = None,
+    token_usage: Mapping[str, Any] | None = None,
+    repo_revision: str | None = None,
+    explorer_config: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Build one result row in the reference runner's format (spec §3.2).
+
+    :param instance_id: the instance id.
+    :param explorer: the explorer name.
+    :param regions: the predicted regions, already cut to k (dicts, tuples or Chunks); written raw.
+    :param metrics: the 17 metrics; ``None`` = all 0 (an empty prediction).
+    :param outcome: ``SUCCESS``, ``ERROR``, ``NOT_ATTEMPTED`` or a classified failure name.
+    :param error: the error (message or exception) of a failed case; truncated to 4000 characters.
+    :param token_usage: token counts of agentic explorers, ``None`` for local ones.
+    :param repo_revision: git HEAD of the snapshot, if known.
+    :param explorer_config: e.g. ``{"chunk_size": 80, "chunk_overlap": 20}``; omitted when empty.
+    :return: the row as a JSON-serialisable dict.
+    :raises ValueError: if a region is malformed.
+    """
+    region_dicts = [dict(zip(("path", "start", "end"), as_region(r))) for r in regions]
+    if isinstance(error, BaseException):
+        error = f"{type(error).__name__}: {error}"
+    row: dict[str, Any] = {
+        "instance_id": instance_id,
+        "explorer": explorer,
+        "outcome": outcome,
+        "error": None if error is None else str(error)[:MAX_ERROR_CHARS],
+        "regions": region_dicts,
+        "metrics": dict(metrics) if metrics is not None else zero_metrics(),
+        "num_regions": len(region_dicts),
+        "token_usage": None if token_usage is None else dict(token_usage),
+        "repo_revision": repo_revision,
+    }
+    if explorer_config:
+        row["explorer_config"] = dict(explorer_config)
+    return row
+
+
+class ResultsWriter:
+    """Append result rows to a JSONL file, one line per row, flushed after every row.
+
+    Use as a context manager; the parent directory is created and an existing file is appended to (resume).
+
+    :param path: the result file, e.g. ``results/bm25/top5.jsonl``.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle = self.path.open("a", encoding="utf-8")
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        """Append one row and flush it to disk.
+
+        :param row: a row from :func:`make_row` (any JSON-serialisable mapping).
+        """
+        self._handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._handle.close()
+
+    def __enter__(self) -> ResultsWriter:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """Read a result JSONL file (ours, the reference runner's, or external predictions).
+
+    Each row needs ``instance_id`` (string) and ``regions`` (list); other fields are kept as they are.
+
+    :param path: the JSONL file; blank lines are ignored.
+    :return: the rows in file order.
+    :raises FileNotFoundError: if the file does not exist.
+    :raises ValueError: on invalid JSON or a row without ``instance_id``/``regions``, naming file and line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"result file {path} does not exist")
+    rows: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{line_no}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+            if not isinstance(row, dict) or not isinstance(row.get("instance_id"), str):
+                raise ValueError(f"{path}:{line_no}: row has no string 'instance_id'")
+            if not isinstance(row.get("regions"), list):
+                raise ValueError(f"{path}:{line_no} ({row['instance_id']}): row has no 'regions' list")
+            rows.append(row)
+    return rows
+
+
+def done_instance_ids(*paths: str | Path) -> set[str]:
+    """Instance ids present in *every* given result file, for resuming (as the reference does per k, §3.2).
+
+    :param paths: the result files of one explorer (one per k); a missing file counts as empty.
+    :return: the ids done in all files (empty if no path is given or any file is missing).
+    :raises ValueError: on a malformed file (see :func:`read_rows`).
+    """
+    done: set[str] | None = None
+    for path in paths:
+        ids = {row["instance_id"] for row in read_rows(path)} if Path(path).is_file() else set()
+        done = ids if done is None else done & ids
+    return done or set()
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Scoring
+# ----------------------------------------------------------------------------------------------------------
+
+
+def score_row(
+    row: Mapping[str, Any],
+    record: BenchRecord,
+    path_to_lines: Mapping[str, int] | None,
+    *,
+    k: int | None = None,
+    normalize_paths: bool = False,
+) -> dict[str, Any]:
+    """(Re-)score one row against its record: a copy with ``regions`` cut to k and fresh ``metrics``.
+
+    A row whose ``outcome`` is present and not ``SUCCESS`` is scored as an empty prediction (all 0), as the
+    new reference runner does for failures.
+
+    :param row: a result row (needs ``regions``; ``outcome`` defaults to ``SUCCESS``).
+    :param record: the bench record of the row's instance.
+    :param path_to_lines: the instance's line counts, see :func:`evaluation.line_counts.file_line_counts`.
+    :param k: keep only the first k regions (``None`` = all).
+    :param normalize_paths: apply :func:`evaluation.paths.normalize_path` to predicted paths first.
+    :return: the new row.
+    :raises ValueError: if ``k < 1`` or a region is malformed.
+    """
+    if k is not None and k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    out = dict(row)
+    out.setdefault("outcome", OUTCOME_SUCCESS)
+    regions = [as_region(r) for r in row.get("regions") or []]
+    if k is not None:
+        regions = regions[:k]
+    if normalize_paths:
+        regions = [(normalize_path(p), s, e) for p, s, e in regions]
+    out["regions"] = [{"path": p, "start": s, "end": e} for p, s, e in regions]
+    out["num_regions"] = len(regions)
+    if out["outcome"] == OUTCOME_SUCCESS:
+        out["metrics"] = evaluate_instance(regions, record.ground_truth, path_to_lines)
+    else:
+        out["metrics"] = zero_metrics()
+    return out
+
+
+def evaluate_rows(
+    rows: Iterable[Mapping[str, Any]],
+    records: Sequence[BenchRecord],
+    repos_dir: str | Path | None,
+    *,
+    k: int | None = None,
+    line_count_mode: str = "lines",
+    normalize_paths: bool = False,
+    skip_missing_repo: bool = True,
+    missing_rows: str = "zero",
+) -> list[dict[str, Any]]:
+    """Score result rows against the bench, instance by instance, in bench order.
+
+    Line counts come from each record's snapshot under ``repos_dir`` (:func:`evaluation.bench.find_snapshot`).
+
+    :param rows: result rows, at most one per instance_id, all for instances in ``records``.
+    :param records: the bench records to evaluate (e.g. from :func:`evaluation.bench.load_bench`).
+    :param repos_dir: the ``--repos`` directory with the snapshots (``None`` = no snapshots).
+    :param k: keep only the first k regions of each row (``None`` = as written).
+    :param line_count_mode: ``"lines"`` (ours) or ``"splitlines"`` (reference), see
+        :mod:`evaluation.line_counts`.
+    :param normalize_paths: apply :func:`evaluation.paths.normalize_path` to predicted paths.
+    :param skip_missing_repo: exclude instances without a snapshot (the reference default); if false they
+        are scored without line counts.
+    :param missing_rows: what to do with a record that has no row: ``"zero"`` adds a ``NOT_ATTEMPTED`` row
+        scored 0 (included in means), ``"skip"`` leaves it out, ``"error"`` raises.
+    :return: the scored rows, one per evaluated instance, in bench order.
+    :raises ValueError: on a duplicate row, a row for an unknown instance, a missing row with
+        ``missing_rows="error"``, or an invalid option.
+    """
+    if missing_rows not in ("zero", "skip", "error"):
+        raise ValueError(f"missing_rows must be 'zero', 'skip' or 'error', got {missing_rows!r}")
+    by_id: dict[str, Mapping[str, Any]] = {}
+    for row in rows:
+        iid = row["instance_id"]
+        if iid in by_id:
+            raise ValueError(f"two result rows for instance {iid!r}")
+        by_id[iid] = row
+    known = {r.instance_id for r in records}
+    unknown = sorted(set(by_id) - known)
+    if unknown:
+        raise ValueError(f"{len(unknown)} result row(s) for instances not in the bench records, e.g. {unknown[:3]}")
+    explorer = next((str(r.get("explorer", "")) for r in by_id.values()), "")
+    scored: list[dict[str, Any]] = []
+    for record in records:
+        snapshot = find_snapshot(record, repos_dir)
+        if snapshot is None and skip_missing_repo:
+            continue
+        row = by_id.get(record.instance_id)
+        if row is None:
+            if missing_rows == "skip":
+                continue
+            if missing_rows == "error":
+                raise ValueError(f"no result row for instance {record.instance_id!r}")
+            row = make_row(record.instance_id, explorer, [], outcome=OUTCOME_NOT_ATTEMPTED)
+        counts = file_line_counts(record.ground_truth, snapshot, line_count_mode) if snapshot else None
+        scored.append(score_row(row, record, counts, k=k, normalize_paths=normalize_paths))
+    return scored
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Aggregation and tables
+# ----------------------------------------------------------------------------------------------------------
+
+
+def mean_metrics(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str] = METRIC_NAMES) -> dict[str, float]:
+    """Arithmetic mean of each metric over rows, ``total / count`` as the reference runner (spec §1.3).
+
+    :param rows: scored rows (a missing metric counts as 0.0).
+    :param metrics: the metric names to average.
+    :return: ``{metric: mean}``; all 0.0 when there are no rows.
+    """
+    totals = {m: 0.0 for m in metrics}
+    count = 0
+    for row in rows:
+        count += 1
+        values = row.get("metrics") or {}
+        for m in metrics:
+            totals[m] += float(values.get(m, 0.0))
+    return {m: (totals[m] / count if count else 0.0) for m in metrics}
+
+
+def summarize(
+    rows: Sequence[Mapping[str, Any]], records: Sequence[BenchRecord] | None = None
+) -> dict[str, Any]:
+    """Aggregate scored rows: overall means, outcome counts, and per-repo means.
+
+    :param rows: scored rows (every row counts, whatever its outcome: failures are already scored 0).
+    :param records: bench records giving each instance's repo; without them the repo is derived from the
+        instance id (``org__name-123`` → ``org/name``).
+    :return: ``{"cases": n, "outcomes": {outcome: count}, "metrics": {metric: mean},
+        "per_repo": {repo: {"cases": n, "metrics": {metric: mean}}}}``, repos sorted by name.
+    """
+    repo_of = {r.instance_id: r.repo for r in records or []}
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        iid = row["instance_id"]
+        groups.setdefault(repo_of.get(iid) or repo_from_instance_id(iid) or "?", []).append(row)
+    return {
+        "cases": len(rows),
+        "outcomes": dict(Counter(str(row.get("outcome", OUTCOME_SUCCESS)) for row in rows)),
+        "metrics": mean_metrics(rows),
+        "per_repo": {
+            repo: {"cases": len(group), "metrics": mean_metrics(group)} for repo, group in sorted(groups.items())
+        },
+    }
+
+
+def format_table(
+    table: Mapping[str, Mapping[str, float]],
+    *,
+    metrics: Sequence[str] = METRIC_NAMES,
+    metrics_as: str = "columns",
+    style: str = "markdown",
+    digits: int = 4,
+    short_names: bool = True,
+) -> str:
+    """Format ``{label: {metric: value}}`` (labels = explorers, repos, ...) as a text table.
+
+    :param table: one entry per row label, e.g. ``{"bm25": summary["metrics"], ...}``.
+    :param metrics: which metrics to show, in order.
+    :param metrics_as: ``"columns"`` (one row per label) or ``"rows"`` (one row per metric).
+    :param style: ``"markdown"`` (pipe table) or ``"plain"`` (space-aligned).
+    :param digits: decimals shown (the reference prints 4).
+    :param short_names: use :data:`SHORT_NAMES` headers instead of the metric keys.
+    :return: the table, lines joined with ``"\\n"``.
+    :raises ValueError: on an unknown ``metrics_as`` or ``style``.
+    """
+    if metrics_as not in ("columns", "rows"):
+        raise ValueError(f"metrics_as must be 'columns' or 'rows', got {metrics_as!r}")
+    if style not in ("markdown", "plain"):
+        raise ValueError(f"style must be 'markdown' or 'plain', got {style!r}")
+    names = [SHORT_NAMES.get(m, m) if short_names else m for m in metrics]
+    labels = list(table)
+
+    def cell(label: str, metric: str) -> str:
+        value = table[label].get(metric)
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    if metrics_as == "columns":
+        header = [""] + names
+        body = [[label] + [cell(label, m) for m in metrics] for label in labels]
+    else:
+        header = ["metric"] + labels
+        body = [[name] + [cell(label, m) for label in labels] for name, m in zip(names, metrics)]
+    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        padded = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        return "| " + " | ".join(padded) + " |" if style == "markdown" else "  ".join(padded)
+
+    out = [line(header)]
+    if style == "markdown":
+        out.append("|" + "|".join(("-" * (w + 1) + ":") if i else ("-" * (w + 2)) for i, w in enumerate(widths)) + "|")
+    out.extend(line(r) for r in body)
+    return "\n".join(out)
+
+
+def _sha256(path: str | Path | None) -> str | None:
+    if path is None or not Path(path).is_file():
+        return None
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def write_manifest(
+    path: str | Path,
+    explorer: str,
+    summaries_by_k: Mapping[int, Mapping[str, Any]],
+    *,
+    bench_path: str | Path | None = None,
+    issues_path: str | Path | None = None,
+    explorer_config: Mapping[str, Any] | None = None,
+    harness_revision: str | None = None,
+) -> dict[str, Any]:
+    """Write (or update) the sidecar ``X.manifest.json`` of the reference runner (spec §3.2), kept simple.
+
+    The file holds ``{"schema": 1, "explorers": {name: {"manifest": {...}, "summary": {k: {...}}}}}``; an
+    existing manifest keeps its other explorers. Each per-k summary has ``cases, attempted, not_attempted,
+    outcomes, completion_rate, metrics, token_usage, token_usage_cases``.
+
+    :param path: the manifest file, e.g. ``results/bm25/top5.manifest.json``.
+    :param explorer: the explorer name.
+    :param summaries_by_k: ``{k: summarize(rows_k)}``.
+    :param bench_path: the bench JSONL (its sha256 is recorded).
+    :param issues_path: the issue map, if one was used (its sha256 is recorded).
+    :param explorer_config: the explorer's configuration.
+    :param harness_revision: git revision of this toolkit, if known.
+    :return: the whole manifest as written.
+    :raises ValueError: if an existing manifest is not valid JSON.
+    """
+    path = Path(path)
+    manifest: dict[str, Any] = {"schema": 1, "explorers": {}}
+    if path.is_file():
+        try:
+            manifest = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: existing manifest is not valid JSON ({exc.msg})") from None
+        manifest.setdefault("explorers", {})
+    per_k: dict[str, Any] = {}
+    for k, summary in summaries_by_k.items():
+        outcomes = dict(summary.get("outcomes", {}))
+        cases = int(summary.get("cases", 0))
+        not_attempted = int(outcomes.get(OUTCOME_NOT_ATTEMPTED, 0))
+        per_k[str(k)] = {
+            "cases": cases,
+            "attempted": cases - not_attempted,
+            "not_attempted": not_attempted,
+            "outcomes": outcomes,
+            "completion_rate": (outcomes.get(OUTCOME_SUCCESS, 0) / cases) if cases else 0.0,
+            "metrics": dict(summary.get("metrics", {})),
+            "token_usage": None,
+            "token_usage_cases": 0,
+        }
+    manifest["explorers"][explorer] = {
+        "manifest": {
+            "explorer": explorer,
+            "bench_sha256": _sha256(bench_path),
+            "issues_sha256": _sha256(issues_path),
+            "explorer_config": dict(explorer_config or {}),
+            "recorded": {
+                "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "bench_path": None if bench_path is None else str(bench_path),
+                "harness_revision": harness_revision,
+            },
+        },
+        "summary": per_k,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest
