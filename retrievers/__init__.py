@@ -1,0 +1,29 @@
+"""Retrievers: rank a snapshot's chunks for an issue text (BM25, TF-IDF, Potion, FAISS, hybrid RRF).
+
+The contract is in :mod:`retrievers.base`; retrievers are created and loaded by name through
+:mod:`retrievers.registry` (imported lazily here, so ``import retrievers`` stays cheap).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from retrievers.base import CorruptIndexError, Hit, Retriever
+
+__all__ = ["CorruptIndexError", "Hit", "Retriever", "RETRIEVERS", "make_retriever", "load_retriever"]
+
+_LAZY = ("RETRIEVERS", "make_retriever", "load_retriever")
+
+
+def __getattr__(name: str) -> Any:
+    """Import the registry's names on first use (PEP 562).
+
+    :param name: attribute name.
+    :return: the registry attribute.
+    :raises AttributeError: for names this package does not export.
+    """
+    if name in _LAZY:
+        from retrievers import registry
+
+        return getattr(registry, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,465 @@
+"""Dense retrieval with a model2vec static embedding model (Potion), and the embedding code FAISS shares.
+
+**Model.** ``model`` is a Hugging Face hub id or a local model2vec directory. It is resolved as: the
+``model`` argument, else the environment variable ``SWE_EXPLORE_POTION_MODEL``, else
+:data:`DEFAULT_MODEL` (``minishlab/potion-base-8M``). A local directory is loaded directly; a hub id is loaded
+from the Hugging Face cache or the hub (``force_download=False``). When neither works (e.g. offline) the
+error says to pass ``--model PATH``. Loaded models are cached per process. The index records the model spec,
+its dimension and a fingerprint (SHA-256 of the embedding matrix and the tokenizer JSON); loading an
+index with a different model raises CorruptIndexError (a stale index).
+
+**Long chunks (BR-21).** model2vec embeds a text as the mean of its token vectors. ``max_length`` (tokens,
+default 512 like ``StaticModel.encode``) truncates each chunk and the query before averaging, so the tail of a
+chunk longer than 512 tokens does not count; ``max_length=None`` averages every token. The default was chosen
+by measurement on the dev set (``docs/retrievers.md``): over 80/20 line windows (about 880 tokens on average)
+truncation found a core file in the top-5 windows for 9 of 23 issues against 6 of 23 without it (plausibly
+because a mean over more tokens drifts towards the same generic "code" direction), and it costs less (the text is cut to
+``512 * median token length`` characters before tokenizing). ``tests/test_potion.py`` shows both behaviours on
+a chunk whose only matching word is its 601st token.
+
+**Vectors.** Float32, L2-normalised; scores are cosine similarities (dot products). A text without any
+model token (an empty chunk) has the zero vector, so its score is 0 and it is never returned. A NaN in a
+vector means a broken model and raises :class:`ValueError` naming the chunk.
+
+**Persistence.** ``vectors.npy`` (float32, ``(n_docs, dim)``) and ``retriever.json`` (config plus ``dim`` and
+``model_fingerprint``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from chunking.types import Chunk
+from retrievers.base import CorruptIndexError, Hit, Retriever
+from retrievers.common import (
+    DEFAULT_FIELDS,
+    check_fields,
+    check_top_n,
+    document_text,
+    load_npy,
+    prepare_directory,
+    read_meta,
+    top_hits,
+    write_meta,
+)
+
+if TYPE_CHECKING:
+    from model2vec import StaticModel
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "MODEL_ENV_VAR",
+    "PotionRetriever",
+    "Embedder",
+    "resolve_model_spec",
+    "load_model",
+    "model_fingerprint",
+    "embed_chunks",
+    "check_vectors",
+    "embedding_retriever_from_meta",
+    "check_index_model",
+]
+
+#: Hub id of the default model.
+DEFAULT_MODEL = "minishlab/potion-base-8M"
+#: Environment variable naming the model (path or hub id) when no ``model`` argument is given.
+MODEL_ENV_VAR = "SWE_EXPLORE_POTION_MODEL"
+
+_VECTORS_FILE = "vectors.npy"
+_MODEL_CACHE: dict[str, tuple[StaticModel, str]] = {}
+
+
+def resolve_model_spec(model: str | os.PathLike[str] | None = None) -> str:
+    """The model to use: ``model``, else ``$SWE_EXPLORE_POTION_MODEL``, else :data:`DEFAULT_MODEL`.
+
+    :param model: a hub id or local path, or ``None``.
+    :return: the model spec as a string.
+    """
+    if model is not None and str(model):
+        return str(model)
+    return os.environ.get(MODEL_ENV_VAR) or DEFAULT_MODEL
+
+
+def model_fingerprint(model: StaticModel) -> str:
+    """SHA-256 of a model's embedding matrix (dtype, shape, bytes) and tokenizer JSON.
+
+    :param model: a loaded model.
+    :return: hex digest identifying the model's weights and vocabulary.
+    """
+    h = hashlib.sha256()
+    emb = np.ascontiguousarray(model.embedding)
+    h.update(f"{emb.dtype.str}{emb.shape}".encode())
+    h.update(emb.tobytes())
+    h.update(model.tokenizer.to_str().encode("utf-8"))
+    return h.hexdigest()
+
+
+def load_model(spec: str) -> tuple[StaticModel, str]:
+    """Load a model2vec model (cached per process) and its fingerprint.
+
+    :param spec: a local model directory or a hub id (see :func:`resolve_model_spec`).
+    :return: ``(model, fingerprint)``.
+    :raises FileNotFoundError: if ``spec`` looks like a path (starts with ``/``, ``.`` or ``~``) but does not exist.
+    :raises ValueError: if the model cannot be loaded, e.g. a hub id while the hub is unreachable.
+    """
+    cached = _MODEL_CACHE.get(spec)
+    if cached is not None:
+        return cached
+    from model2vec import StaticModel
+
+    path = Path(spec).expanduser()
+    if path.exists():
+        try:
+            model = StaticModel.from_pretrained(path, force_download=False)
+        except Exception as exc:  # model2vec/safetensors/tokenizers raise assorted types
+            raise ValueError(f"{path}: not a loadable model2vec model directory ({exc})") from exc
+    elif spec.startswith(("/", ".", "~")):
+        raise FileNotFoundError(f"{spec}: Potion model directory does not exist; pass --model PATH")
+    else:
+        try:
+            model = StaticModel.from_pretrained(spec, force_download=False)
+        except Exception as exc:  # hub errors: offline, unknown repo, ...
+            raise ValueError(
+                f"could not load Potion model {spec!r}: it is not a local directory and the Hugging Face hub "
+                f"is unreachable or does not have it ({type(exc).__name__}); pass --model PATH (a local "
+                f"model2vec directory) or set {MODEL_ENV_VAR}"
+            ) from exc
+    result = (model, model_fingerprint(model))
+    _MODEL_CACHE[spec] = result
+    return result
+
+
+_TOKENIZER_CACHE: dict[str, Any] = {}
+
+
+def _untruncated_tokenizer(model: StaticModel, fingerprint: str) -> Any:
+    """A private copy of the model's tokenizer without truncation or padding (cached per model fingerprint).
+
+    :class:`~model2vec.StaticModel` switches its own tokenizer's truncation on and off inside ``encode``; a copy
+    keeps our encoding free of that shared state.
+
+    :param model: the model.
+    :param fingerprint: its :func:`model_fingerprint`.
+    :return: a ``tokenizers.Tokenizer``.
+    """
+    tok = _TOKENIZER_CACHE.get(fingerprint)
+    if tok is None:
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_str(model.tokenizer.to_str())
+        tok.no_truncation()
+        tok.no_padding()
+        _TOKENIZER_CACHE[fingerprint] = tok
+    return tok
+
+
+class Embedder:
+    """Turns texts into L2-normalised float32 vectors with a model2vec model (shared by Potion and FAISS).
+
+    A text's vector is the mean of its token vectors, as ``StaticModel.encode`` computes it: the text is cut to
+    ``max_length * median token length`` characters, tokenized without special tokens, cut to ``max_length``
+    tokens, unknown tokens are dropped, and the remaining token vectors are averaged. For plain models (no
+    vocabulary quantization or token weights, e.g. potion-base-8M) the mean is computed here as a sparse
+    token-count matrix times the embedding matrix: the same vectors (to float32 rounding) without
+    model2vec's per-length buckets, which hold ``batch x max_length x dim`` floats (762 MB peak instead of
+    294 MB on xarray with ``max_length=512``). Other models go through ``StaticModel.encode``.
+
+    :param model: hub id or local path; see :func:`resolve_model_spec`.
+    :param max_length: tokens per text before truncation (default 512, the library's); ``None`` embeds every token.
+    :param batch_size: texts tokenized per batch.
+    :raises ValueError: for ``max_length < 1`` or ``batch_size < 1``, or if the model cannot be loaded.
+    """
+
+    def __init__(self, model: str | None = None, max_length: int | None = 512, batch_size: int = 1024) -> None:
+        if max_length is not None and (
+            not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1
+        ):
+            raise ValueError(f"max_length must be None or an integer >= 1, got {max_length!r}")
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        self.spec = resolve_model_spec(model)
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.model, self.fingerprint = load_model(self.spec)
+        plain = self.model.token_mapping is None and self.model.weights is None
+        self._fast = plain and np.issubdtype(self.model.embedding.dtype, np.floating)
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension."""
+        return int(self.model.dim)
+
+    def _mean_vectors(self, texts: list[str]) -> np.ndarray:
+        """Mean token vector of each text (the fast path of the class docstring).
+
+        :param texts: the texts.
+        :return: float32 ``(len(texts), dim)``; zero rows for texts without a known token.
+        """
+        import scipy.sparse as sp
+
+        model = self.model
+        tokenizer = _untruncated_tokenizer(model, self.fingerprint)
+        unk = model.unk_token_id
+        emb = model.embedding
+        ml = self.max_length
+        if ml is not None:
+            cut = ml * model.median_token_length
+            texts = [t[:cut] for t in texts]
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start : start + self.batch_size]
+            encodings = tokenizer.encode_batch_fast(batch, add_special_tokens=False)
+            ids = [e.ids if ml is None else e.ids[:ml] for e in encodings]
+            lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+            flat = np.fromiter((i for x in ids for i in x), dtype=np.int64, count=int(lengths.sum()))
+            rows = np.repeat(np.arange(len(ids)), lengths)
+            if unk is not None:
+                keep = flat != unk
+                flat, rows = flat[keep], rows[keep]
+            counts = sp.csr_matrix(
+                (np.ones(flat.size, dtype=emb.dtype), (rows, flat)), shape=(len(ids), emb.shape[0])
+            )
+            sums = np.asarray(counts @ emb, dtype=np.float32)
+            n_tokens = np.bincount(rows, minlength=len(ids)).astype(np.float32)
+            out[start : start + len(ids)] = sums / np.maximum(n_tokens, 1.0)[:, None]
+        return out
+
+    def encode(self, texts: Sequence[str], labels: Sequence[str] | None = None) -> np.ndarray:
+        """Embed texts: mean of token vectors, then L2 normalisation (zero vectors stay zero).
+
+        :param texts: the texts.
+        :param labels: names for error messages (e.g. chunk locations), one per text; defaults to positions.
+        :return: float32 array of shape ``(len(texts), dim)``, rows of norm 1 or 0.
+        :raises ValueError: if the model produces a NaN or infinite value, naming the first bad text.
+        """
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        if self._fast:
+            vecs = self._mean_vectors(list(texts))
+        else:
+            vecs = self.model.encode(
+                list(texts), max_length=self.max_length, normalize=False, batch_size=self.batch_size
+            )
+            vecs = np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1)
+        bad = ~np.isfinite(vecs).all(axis=1)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            label = labels[i] if labels is not None else f"text {i}"
+            raise ValueError(
+                f"Potion model {self.spec!r} produced NaN/inf in {int(bad.sum())} vector(s), first for {label}; "
+                "the model weights are broken"
+            )
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        np.divide(vecs, norms, out=vecs, where=norms > 0)
+        return vecs
+
+
+class PotionRetriever(Retriever):
+    """Cosine similarity between the query's and the chunks' Potion vectors (brute force, exact).
+
+    :param model: hub id or local path of a model2vec model; see :func:`resolve_model_spec`.
+    :param max_length: tokens per text before truncation (default 512); ``None`` embeds every token (BR-21).
+    :param fields: chunk fields of the document text (:func:`~retrievers.common.document_text`).
+    :param batch_size: texts per ``encode`` batch (speed only; not part of the config).
+    :raises ValueError: for invalid options or a model that cannot be loaded.
+    """
+
+    name = "potion"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        max_length: int | None = 512,
+        fields: Sequence[str] = DEFAULT_FIELDS,
+        batch_size: int = 1024,
+    ) -> None:
+        self.fields = check_fields(fields)
+        self.embedder = Embedder(model, max_length=max_length, batch_size=batch_size)
+        self._vectors = np.zeros((0, self.embedder.dim), dtype=np.float32)
+
+    def config(self) -> dict[str, Any]:
+        """JSON parameters: ``model`` (the resolved spec), ``max_length`` and ``fields``.
+
+        :return: the config.
+        """
+        return {"model": self.embedder.spec, "max_length": self.embedder.max_length, "fields": list(self.fields)}
+
+    @property
+    def n_docs(self) -> int:
+        """Number of chunks indexed."""
+        return int(self._vectors.shape[0])
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The chunk vectors, float32 ``(n_docs, dim)``, L2-normalised (zero rows for token-less chunks)."""
+        return self._vectors
+
+    def embed_chunks(self, chunks: Sequence[Chunk]) -> np.ndarray:
+        """Vectors of the chunks' document texts (shareable with a FAISS retriever of the same model and fields).
+
+        :param chunks: the chunks.
+        :return: float32 ``(len(chunks), dim)``, L2-normalised rows (zero rows for token-less chunks).
+        :raises ValueError: if the model produces a NaN vector (names the chunk).
+        """
+        return embed_chunks(self.embedder, chunks, self.fields)
+
+    def build(self, chunks: Sequence[Chunk]) -> None:
+        """Embed the chunks' document texts.
+
+        :param chunks: the snapshot's chunks, in index order.
+        :raises ValueError: if the model produces a NaN vector (names the chunk).
+        """
+        self.build_vectors(self.embed_chunks(chunks))
+
+    def build_vectors(self, vectors: np.ndarray) -> None:
+        """Build from chunk vectors made by :meth:`embed_chunks` (same model, fields and ``max_length``).
+
+        :param vectors: float32 ``(n_docs, dim)``, L2-normalised.
+        :raises ValueError: if the shape does not match the model or a value is not finite.
+        """
+        self._vectors = check_vectors(vectors, self.embedder.dim)
+
+    def scores(self, query: str) -> np.ndarray:
+        """Cosine similarity of the query with every chunk.
+
+        :param query: raw issue text.
+        :return: float32 array of shape ``(n_docs,)``.
+        """
+        if self.n_docs == 0:
+            return np.zeros(0, dtype=np.float32)
+        q = self.embedder.encode([query], labels=["the query"])[0]
+        # einsum, not ``@``: a matrix-vector product through multi-threaded OpenBLAS measured 8 ms instead of
+        # 0.1 ms on 2 cores while the tokenizer's threads were still spinning (docs/retrievers.md).
+        return np.einsum("ij,j->i", self._vectors, q)
+
+    def search(self, query: str, top_n: int = 100) -> list[Hit]:
+        """Rank chunks by cosine similarity.
+
+        :param query: raw issue text.
+        :param top_n: maximum number of hits (``>= 1``).
+        :return: at most ``top_n`` hits with score ``> 0``, best first, ties by chunk order.
+        :raises ValueError: if ``top_n < 1``.
+        """
+        check_top_n(top_n)
+        return top_hits(self.scores(query), top_n)
+
+    def save(self, directory: Path) -> None:
+        """Write ``vectors.npy`` and ``retriever.json`` into an empty directory.
+
+        :param directory: existing, empty target directory.
+        :raises FileNotFoundError: if it does not exist.
+        :raises ValueError: if it is not empty.
+        """
+        directory = prepare_directory(directory)
+        np.save(directory / _VECTORS_FILE, self._vectors, allow_pickle=False)
+        write_meta(directory, self.name, self.config(), self.n_docs, [_VECTORS_FILE], self._model_meta())
+
+    def _model_meta(self) -> dict[str, Any]:
+        """Model facts recorded next to the config.
+
+        :return: ``{"dim": ..., "model_fingerprint": ...}``.
+        """
+        return {"dim": self.embedder.dim, "model_fingerprint": self.embedder.fingerprint}
+
+    @classmethod
+    def load(cls, directory: Path) -> PotionRetriever:
+        """Load an index written by :meth:`save`; the model is loaded (or taken from the cache) and checked.
+
+        ``$SWE_EXPLORE_POTION_MODEL``, when set, overrides the recorded model spec (e.g. the model lives
+        elsewhere on this machine); the fingerprint must still match.
+
+        :param directory: the directory :meth:`save` wrote.
+        :return: the retriever.
+        :raises CorruptIndexError: naming the file, if a file is missing, truncated, edited or inconsistent, or the
+            model is not the one the index was built with.
+        :raises ValueError: if the model cannot be loaded.
+        """
+        directory = Path(directory)
+        meta = read_meta(directory, cls.name)
+        self = embedding_retriever_from_meta(cls, directory, meta)
+        check_index_model(self.embedder, meta, directory)
+        vectors = load_npy(directory / _VECTORS_FILE, dtype=np.float32, ndim=2)
+        if vectors.shape != (meta["n_docs"], self.embedder.dim):
+            raise CorruptIndexError(
+                directory / _VECTORS_FILE,
+                f"shape {vectors.shape}, expected ({meta['n_docs']}, {self.embedder.dim})",
+            )
+        if not np.isfinite(vectors).all():
+            raise CorruptIndexError(directory / _VECTORS_FILE, "contains NaN or infinite values")
+        self._vectors = vectors
+        return self
+
+
+def embed_chunks(embedder: Embedder, chunks: Sequence[Chunk], fields: Sequence[str]) -> np.ndarray:
+    """Embed chunks' document texts, naming the chunk in errors.
+
+    :param embedder: the embedder.
+    :param chunks: the chunks.
+    :param fields: chunk fields of the document text.
+    :return: float32 ``(len(chunks), dim)``, L2-normalised rows.
+    :raises ValueError: if the model produces a NaN vector.
+    """
+    return embedder.encode([document_text(c, fields) for c in chunks], labels=[c.location for c in chunks])
+
+
+def check_vectors(vectors: np.ndarray, dim: int) -> np.ndarray:
+    """Validate chunk vectors passed in from outside (``build_vectors``).
+
+    :param vectors: the array.
+    :param dim: the model's dimension.
+    :return: the vectors as a C-contiguous float32 array.
+    :raises ValueError: for another shape, or NaN/infinite values.
+    """
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    if vectors.ndim != 2 or vectors.shape[1] != dim:
+        raise ValueError(f"vectors must have shape (n_docs, {dim}), got {vectors.shape}")
+    if not np.isfinite(vectors).all():
+        raise ValueError("vectors contain NaN or infinite values")
+    return vectors
+
+
+def embedding_retriever_from_meta(cls: type[Any], directory: Path, meta: dict[str, Any]) -> Any:
+    """Instantiate an embedding retriever from saved metadata, honouring ``$SWE_EXPLORE_POTION_MODEL``.
+
+    :param cls: :class:`PotionRetriever` or the FAISS retriever.
+    :param directory: the index directory (for messages).
+    :param meta: the checked ``retriever.json`` content.
+    :return: the new instance, model loaded.
+    :raises CorruptIndexError: if the config is not valid for ``cls``.
+    """
+    config = dict(meta["config"])
+    if "model" not in config or not isinstance(config["model"], str):
+        raise CorruptIndexError(directory / "retriever.json", "config lacks the model spec")
+    override = os.environ.get(MODEL_ENV_VAR)
+    if override:
+        config["model"] = override
+    try:
+        return cls(**config)
+    except TypeError as exc:
+        raise CorruptIndexError(directory / "retriever.json", f"invalid config ({exc})") from None
+
+
+def check_index_model(embedder: Embedder, meta: dict[str, Any], directory: Path) -> None:
+    """Refuse an index built with another model.
+
+    :param embedder: the loaded embedder.
+    :param meta: the checked ``retriever.json`` content.
+    :param directory: the index directory (for messages).
+    :raises CorruptIndexError: if ``dim``/``model_fingerprint`` are missing from the metadata, or differ from the
+        loaded model's (a stale index: rebuilding it is the fix).
+    """
+    meta_path = directory / "retriever.json"
+    if not isinstance(meta.get("dim"), int) or not isinstance(meta.get("model_fingerprint"), str):
+        raise CorruptIndexError(meta_path, "dim/model_fingerprint missing")
+    if meta["model_fingerprint"] != embedder.fingerprint or meta["dim"] != embedder.dim:
+        raise CorruptIndexError(
+            meta_path,
+            f"index built with model {meta['config'].get('model')!r} (dim {meta['dim']}, fingerprint "
+            f"{meta['model_fingerprint'][:12]}), but {embedder.spec!r} is dim {embedder.dim}, fingerprint "
+            f"{embedder.fingerprint[:12]}: the index is stale; rebuild it or pass the original model",
+        )

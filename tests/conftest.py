@@ -1,0 +1,87 @@
+"""Shared pytest fixtures: a tiny model2vec model built in code, the real Potion model (or a skip), sample chunks."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import pytest
+
+from chunking.types import Chunk
+
+#: Where the real Potion model lives in this workspace (``../shared/models/potion-base-8M`` from the project).
+REAL_POTION_DIR = Path(__file__).resolve().parents[2] / "shared" / "models" / "potion-base-8M"
+
+#: Word -> vector of the default tiny model (dimension 4; ``[UNK]`` is added with a zero vector).
+TINY_VOCAB: dict[str, list[float]] = {
+    "alpha": [1.0, 0.0, 0.0, 0.0],
+    "beta": [0.0, 1.0, 0.0, 0.0],
+    "gamma": [0.0, 0.0, 1.0, 0.0],
+    "delta": [0.0, 0.0, 0.0, 1.0],
+    "request": [0.6, 0.8, 0.0, 0.0],
+    "session": [0.0, 0.6, 0.8, 0.0],
+    "cookie": [0.0, 0.0, 0.6, 0.8],
+    "timeout": [0.8, 0.0, 0.0, 0.6],
+}
+
+TinyModelFactory = Callable[[Mapping[str, Sequence[float]]], Path]
+
+
+@pytest.fixture(scope="session")
+def tiny_model_factory(tmp_path_factory: pytest.TempPathFactory) -> TinyModelFactory:
+    """Return a function that saves a word-level model2vec model with the given word vectors and returns its dir.
+
+    The tokenizer lower-cases, splits on whitespace and punctuation, and maps unknown words to ``[UNK]`` (which
+    model2vec drops), so a text's vector is the mean of the vectors of its known words. No network, no weights.
+    """
+    from model2vec import StaticModel
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    def make(vectors: Mapping[str, Sequence[float]]) -> Path:
+        """Save a model whose word ``w`` has vector ``vectors[w]``; return its directory."""
+        words = list(vectors)
+        vocab = {"[UNK]": 0, **{w: i + 1 for i, w in enumerate(words)}}
+        tokenizer = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+        tokenizer.normalizer = normalizers.Lowercase()
+        tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+        dim = len(next(iter(vectors.values())))
+        matrix = np.zeros((len(vocab), dim), dtype=np.float32)
+        for w in words:
+            matrix[vocab[w]] = np.asarray(vectors[w], dtype=np.float32)
+        path = tmp_path_factory.mktemp("tiny_model")
+        StaticModel(matrix, tokenizer).save_pretrained(path)
+        return path
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tiny_model_factory: TinyModelFactory) -> Path:
+    """Directory of the default tiny model (:data:`TINY_VOCAB`)."""
+    return tiny_model_factory(TINY_VOCAB)
+
+
+@pytest.fixture(scope="session")
+def real_potion_dir() -> Path:
+    """The real potion-base-8M directory (``$SWE_EXPLORE_POTION_MODEL`` or ``../shared/models``), else skip."""
+    env = os.environ.get("SWE_EXPLORE_POTION_MODEL")
+    path = Path(env) if env else REAL_POTION_DIR
+    if not (path / "model.safetensors").is_file():
+        pytest.skip(f"real Potion model not found at {path} (set SWE_EXPLORE_POTION_MODEL to its directory)")
+    return path
+
+
+@pytest.fixture
+def sample_chunks() -> list[Chunk]:
+    """Six chunks of three small Python files, with texts that share and differ in identifiers."""
+    rows = [
+        ("pkg/session.py", 1, 3, "class", "Session", "class Session:\n    timeout = 30\n    alpha = 1"),
+        ("pkg/session.py", 4, 5, "method", "Session.send", "    def send(self, request):\n        return beta"),
+        ("pkg/cookies.py", 1, 2, "function", "get_cookie", "def get_cookie(jar, name):\n    return gamma"),
+        ("pkg/cookies.py", 3, 4, "function", "set_cookie", "def set_cookie(jar, name, value):\n    pass"),
+        ("pkg/models.py", 1, 2, "class", "Request", "class Request:\n    delta = cookie"),
+        ("pkg/models.py", 3, 3, "gap", "", "x = 1"),
+    ]
+    return [Chunk(path, start, end, kind, symbol, "python", text) for path, start, end, kind, symbol, text in rows]

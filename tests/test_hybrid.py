@@ -1,0 +1,79 @@
+"""Tests of hybrid retrieval: hand-computed reciprocal-rank fusion and the HybridRetriever wiring."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chunking.types import Chunk
+from retrievers.base import Hit
+from retrievers.bm25 import BM25Retriever
+from retrievers.hybrid import HybridRetriever, rrf_scores
+from retrievers.potion import PotionRetriever
+from retrievers.tfidf import TfidfRetriever
+
+
+def test_rrf_scores_by_hand() -> None:
+    """RRF with k=60 sums 1/(60 + rank) over the rankings that contain a chunk (Cormack et al. 2009)."""
+    a = [Hit(0, 9.0), Hit(1, 5.0), Hit(2, 1.0)]
+    b = [Hit(2, 0.9), Hit(0, 0.8)]
+    scores = rrf_scores([a, b], n_docs=4)
+    assert list(scores) == pytest.approx([1 / 61 + 1 / 62, 1 / 62, 1 / 63 + 1 / 61, 0.0])
+    weighted = rrf_scores([a, b], n_docs=4, k=1, weights=[2.0, 0.5])
+    assert list(weighted) == pytest.approx([2 / 2 + 0.5 / 3, 2 / 3, 2 / 4 + 0.5 / 2, 0.0])
+    with pytest.raises(ValueError, match="1 weights for 2 rankings"):
+        rrf_scores([a, b], n_docs=4, weights=[1.0])
+
+
+def test_hybrid_fuses_its_parts(sample_chunks: list[Chunk]) -> None:
+    """The hybrid's ranking is the RRF of its parts' rankings, ties by chunk index, scores > 0 only."""
+    bm25, tfidf = BM25Retriever(), TfidfRetriever()
+    hybrid = HybridRetriever(parts=[bm25, tfidf], k=60, depth=10)
+    hybrid.build(sample_chunks)
+    query = "get_cookie returns the session timeout"
+    expected = rrf_scores([bm25.search(query, 10), tfidf.search(query, 10)], n_docs=6)
+    hits = hybrid.search(query, top_n=3)
+    assert [h.score for h in hits] == pytest.approx(sorted(expected[expected > 0], reverse=True)[:3])
+    assert hits[0].index in (0, 2)  # the session chunk and the get_cookie chunk lead one ranking each
+    assert hybrid.n_docs == 6 and hybrid.search("nothing matches here") == []
+
+
+def test_bm25_plus_potion_by_name(tiny_model_dir: Path, sample_chunks: list[Chunk]) -> None:
+    """Parts given by name are made through the registry, and ``model`` reaches the embedding part."""
+    hybrid = HybridRetriever(parts=["bm25", "potion"], model=str(tiny_model_dir))
+    assert [type(p) for p in hybrid.parts] == [BM25Retriever, PotionRetriever]
+    hybrid.build(sample_chunks)
+    assert hybrid.config()["parts"][1]["config"]["model"] == str(tiny_model_dir)
+    bm25_hits, potion_hits = (p.search("cookie jar", 1000) for p in hybrid.parts)
+    expected = rrf_scores([bm25_hits, potion_hits], n_docs=6)
+    hits = hybrid.search("cookie jar", top_n=6)
+    assert {h.index for h in hits} == {h.index for h in bm25_hits} | {h.index for h in potion_hits}
+    assert [h.score for h in hits] == pytest.approx([expected[h.index] for h in hits])
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_weights_change_the_winner() -> None:
+    """With weights (1, 0) the hybrid ranks exactly as its first part."""
+    chunks = [Chunk("a.py", 1, 1, text="alpha beta"), Chunk("b.py", 1, 1, text="alpha alpha alpha gamma")]
+    bm25 = BM25Retriever(fields=("text",))
+    other = BM25Retriever(fields=("text",), k1=0.0)
+    hybrid = HybridRetriever(parts=[bm25, other], weights=[1.0, 0.0])
+    hybrid.build(chunks)
+    assert [h.index for h in hybrid.search("alpha")] == [h.index for h in bm25.search("alpha")]
+
+
+def test_invalid_hybrids() -> None:
+    """Fewer than two parts, unknown names, nested hybrids and bad k/weights/depth raise ValueError."""
+    with pytest.raises(ValueError, match="at least two parts"):
+        HybridRetriever(parts=["bm25"])
+    with pytest.raises(ValueError, match="unknown retriever 'bm99'"):
+        HybridRetriever(parts=["bm25", "bm99"])
+    with pytest.raises(ValueError, match="cannot itself be hybrid"):
+        HybridRetriever(parts=["bm25", "hybrid"])
+    with pytest.raises(ValueError, match="k must"):
+        HybridRetriever(parts=["bm25", "tfidf"], k=0)
+    with pytest.raises(ValueError, match="weights must be 2 numbers"):
+        HybridRetriever(parts=["bm25", "tfidf"], weights=[1.0])
+    with pytest.raises(ValueError, match="depth"):
+        HybridRetriever(parts=["bm25", "tfidf"], depth=0)

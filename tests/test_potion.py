@@ -1,0 +1,165 @@
+"""Tests of the Potion retriever: model resolution, cosine ranking, long chunks (BR-21), NaN and empty chunks."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import pytest
+
+from chunking.types import Chunk
+from retrievers.base import CorruptIndexError, Hit
+from retrievers.potion import DEFAULT_MODEL, MODEL_ENV_VAR, PotionRetriever, load_model, resolve_model_spec
+
+ModelFactory = Callable[[Mapping[str, Sequence[float]]], Path]
+
+
+def _chunks(texts: list[str]) -> list[Chunk]:
+    """One chunk per text in ``f.py``."""
+    return [Chunk("f.py", i + 1, i + 1, text=t) for i, t in enumerate(texts)]
+
+
+def _potion(model: Path, texts: list[str], **kw: object) -> PotionRetriever:
+    """A Potion retriever over the texts only."""
+    r = PotionRetriever(model=str(model), fields=("text",), **kw)  # type: ignore[arg-type]
+    r.build(_chunks(texts))
+    return r
+
+
+def test_model_spec_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model is the argument, else $SWE_EXPLORE_POTION_MODEL, else the default hub id."""
+    monkeypatch.delenv(MODEL_ENV_VAR, raising=False)
+    assert resolve_model_spec(None) == DEFAULT_MODEL == "minishlab/potion-base-8M"
+    monkeypatch.setenv(MODEL_ENV_VAR, "/models/potion")
+    assert resolve_model_spec(None) == "/models/potion"
+    assert resolve_model_spec("/other") == "/other"
+
+
+def test_unreachable_hub_id_says_pass_model_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hub id that cannot be loaded (offline) raises ValueError telling the user to pass --model PATH."""
+    import model2vec
+
+    def offline(*args: object, **kwargs: object) -> None:
+        """Fail like huggingface_hub does without network."""
+        raise OSError("hub unreachable")
+
+    monkeypatch.setattr(model2vec.StaticModel, "from_pretrained", offline)
+    with pytest.raises(ValueError, match=r"'someone/no-such-model'.*pass --model PATH"):
+        load_model("someone/no-such-model")
+
+
+def test_missing_model_directory() -> None:
+    """A model path that does not exist raises FileNotFoundError naming it."""
+    with pytest.raises(FileNotFoundError, match="/no/such/potion-dir"):
+        PotionRetriever(model="/no/such/potion-dir")
+
+
+def test_cosine_ranking_and_zero_vectors(tiny_model_dir: Path) -> None:
+    """Exact match scores 1, a half match 1/sqrt(2); empty and unknown-word chunks are zero vectors, never returned."""
+    r = _potion(tiny_model_dir, ["alpha", "beta", "alpha beta", "", "zzz unknown"])
+    assert r.search("alpha") == [Hit(0, pytest.approx(1.0)), Hit(2, pytest.approx(1 / math.sqrt(2)))]
+    norms = np.linalg.norm(r.vectors, axis=1)
+    assert norms == pytest.approx([1, 1, 1, 0, 0], abs=1e-6)
+    assert np.isfinite(r.vectors).all() and r.vectors.dtype == np.float32
+    assert r.search("") == [] and r.search("nothing known") == []
+
+
+def test_br21_long_chunk_tail(tiny_model_factory: ModelFactory) -> None:
+    """BR-21: a word after token 600 counts with max_length=None; the default (512) truncates it, as documented."""
+    model = tiny_model_factory({"filler": [1.0, 0.0], "needle": [0.0, 1.0]})
+    texts = ["filler " * 600 + "needle", "filler"]
+    full = _potion(model, texts, max_length=None)
+    # mean = (600 * (1, 0) + (0, 1)) / 601 -> unit vector (600, 1) / sqrt(360001); cosine with (0, 1):
+    assert full.search("needle") == [Hit(0, pytest.approx(1 / math.sqrt(360001), rel=1e-4))]
+    truncated = _potion(model, texts)
+    assert truncated.config()["max_length"] == 512
+    assert truncated.search("needle") == []
+    assert truncated.vectors[0] == pytest.approx([1.0, 0.0])  # only the first 512 tokens ('filler') count
+
+
+def test_encode_matches_model2vec(tiny_model_factory: ModelFactory) -> None:
+    """Our mean pooling equals StaticModel.encode (then L2-normalised) for max_length None, 512 and 3."""
+    model_dir = tiny_model_factory({"filler": [1.0, 0.5], "needle": [0.0, 1.0], "other": [-1.0, 2.0]})
+    texts = ["filler needle", "other " * 700 + "needle", "", "unknown words only", "needle other filler needle"]
+    for max_length in (None, 512, 3):
+        r = PotionRetriever(model=str(model_dir), max_length=max_length)
+        ref = r.embedder.model.encode(texts, max_length=max_length, normalize=False)
+        norms = np.linalg.norm(ref, axis=1, keepdims=True)
+        ref = np.divide(ref, norms, out=np.zeros_like(ref), where=norms > 0)
+        np.testing.assert_allclose(r.embedder.encode(texts), ref, atol=1e-6)
+
+
+def test_nan_vectors_rejected(tiny_model_factory: ModelFactory) -> None:
+    """A model producing NaN raises ValueError naming the chunk instead of storing NaN vectors."""
+    model = tiny_model_factory({"fine": [1.0, 0.0], "poison": [float("nan"), 0.0]})
+    r = PotionRetriever(model=str(model), fields=("text",))
+    chunks = [Chunk("ok.py", 1, 2, text="fine"), Chunk("bad.py", 3, 4, text="fine poison")]
+    with pytest.raises(ValueError, match=r"NaN/inf in 1 vector\(s\), first for bad.py:3-4"):
+        r.build(chunks)
+
+
+def test_config_and_validation(tiny_model_dir: Path) -> None:
+    """The config records the model spec, max_length and fields; bad max_length values raise ValueError."""
+    r = PotionRetriever(model=str(tiny_model_dir), max_length=256)
+    assert r.config() == {"model": str(tiny_model_dir), "max_length": 256, "fields": ["path", "symbol", "text"]}
+    assert PotionRetriever(model=str(tiny_model_dir)).config()["max_length"] == 512
+    with pytest.raises(ValueError, match="max_length"):
+        PotionRetriever(model=str(tiny_model_dir), max_length=0)
+    with pytest.raises(ValueError, match="top_n"):
+        r.search("alpha", top_n=0)
+
+
+def test_index_built_with_another_model_is_refused(
+    tiny_model_dir: Path, tiny_model_factory: ModelFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading with a different model (via $SWE_EXPLORE_POTION_MODEL) fails on the fingerprint; the same one works."""
+    r = _potion(tiny_model_dir, ["alpha", "beta"])
+    r.save(tmp_path)
+    other = tiny_model_factory({"alpha": [0.0, 1.0, 0.0, 0.0], "beta": [1.0, 0.0, 0.0, 0.0]})
+    monkeypatch.setenv(MODEL_ENV_VAR, str(other))
+    with pytest.raises(CorruptIndexError, match="the index is stale; rebuild it") as err:
+        PotionRetriever.load(tmp_path)
+    assert err.value.path == tmp_path / "retriever.json"
+    monkeypatch.setenv(MODEL_ENV_VAR, str(tiny_model_dir))
+    assert PotionRetriever.load(tmp_path).search("alpha") == r.search("alpha")
+
+
+@pytest.mark.slow
+def test_real_model_encode_matches_model2vec(real_potion_dir: Path, sample_chunks: list[Chunk]) -> None:
+    """With the real model our pooling equals StaticModel.encode for max_length None and 512."""
+    texts = [c.text for c in sample_chunks] + ["café ☕ 变量 " * 300, ""]
+    for max_length in (None, 512):
+        r = PotionRetriever(model=str(real_potion_dir), max_length=max_length)
+        ref = r.embedder.model.encode(texts, max_length=max_length, normalize=False)
+        norms = np.linalg.norm(ref, axis=1, keepdims=True)
+        ref = np.divide(ref, norms, out=np.zeros_like(ref), where=norms > 0)
+        np.testing.assert_allclose(r.embedder.encode(texts), ref, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_real_model_vectors_and_ranking(real_potion_dir: Path, sample_chunks: list[Chunk]) -> None:
+    """The real potion-base-8M gives 256-d unit vectors and ranks the cookie functions first for a cookie query."""
+    r = PotionRetriever(model=str(real_potion_dir))
+    r.build(sample_chunks)
+    assert r.vectors.shape == (6, 256)
+    assert np.linalg.norm(r.vectors, axis=1) == pytest.approx([1.0] * 6, abs=1e-5)
+    assert sample_chunks[r.search("get_cookie from the cookie jar")[0].index].path == "pkg/cookies.py"
+
+
+@pytest.mark.slow
+def test_real_model_long_chunk_tail_counts(real_potion_dir: Path) -> None:
+    """BR-21 with the real model: a word at the end of a >512-token chunk moves its vector only without truncation."""
+    long_text = "value = compute(value) + 1\n" * 150 + "def frobnicate_widget(): pass\n"
+    chunks = _chunks([long_text])
+    full = PotionRetriever(model=str(real_potion_dir), fields=("text",), max_length=None)
+    truncated = PotionRetriever(model=str(real_potion_dir), fields=("text",))
+    full.build(chunks)
+    truncated.build(chunks)
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(real_potion_dir / "tokenizer.json"))
+    tokenizer.no_truncation()
+    assert len(tokenizer.encode(long_text, add_special_tokens=False).ids) > 600
+    assert full.scores("frobnicate widget")[0] > truncated.scores("frobnicate widget")[0]

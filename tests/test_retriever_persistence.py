@@ -1,0 +1,215 @@
+"""Tests of retriever persistence and the registry: round trips, and corrupt index files -> CorruptIndexError."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any, Callable, Tuple
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from chunking.types import Chunk
+from retrievers.base import CorruptIndexError, Retriever
+from retrievers.common import META_FILE, write_meta
+from retrievers.registry import RETRIEVERS, load_retriever, make_retriever, retriever_options
+
+Saved = Tuple[Retriever, Path]
+QUERIES = ["Session timeout when sending a request", "get_cookie from the jar", "alpha beta gamma delta", "zzz"]
+
+FACTORIES: dict[str, Callable[[str], Retriever]] = {
+    "bm25-numpy": lambda m: make_retriever("bm25"),
+    "bm25-rank_bm25": lambda m: make_retriever("bm25", backend="rank_bm25"),
+    "bm25-bm25s": lambda m: make_retriever("bm25", backend="bm25s"),
+    "tfidf": lambda m: make_retriever("tfidf"),
+    "potion": lambda m: make_retriever("potion", model=m),
+    "faiss-flat": lambda m: make_retriever("faiss", model=m),
+    "faiss-hnsw": lambda m: make_retriever("faiss", model=m, index="hnsw"),
+    "hybrid": lambda m: make_retriever("hybrid", parts=["bm25", "potion"], model=m),
+}
+
+
+_NO_BM25S = pytest.mark.skipif(importlib.util.find_spec("bm25s") is None, reason="bm25s not installed")
+
+
+@pytest.fixture(params=[pytest.param(n, marks=_NO_BM25S) if n == "bm25-bm25s" else n for n in FACTORIES])
+def saved(
+    request: pytest.FixtureRequest, tiny_model_dir: Path, sample_chunks: list[Chunk], tmp_path: Path
+) -> Saved:
+    """Each retriever built on the sample chunks and saved into ``tmp_path/index``; yields (retriever, dir)."""
+    retriever = FACTORIES[request.param](str(tiny_model_dir))
+    retriever.build(sample_chunks)
+    directory = tmp_path / "index"
+    directory.mkdir()
+    retriever.save(directory)
+    return retriever, directory
+
+
+def _data_files(directory: Path) -> list[Path]:
+    """Every data file listed in the retriever.json files of ``directory`` and its part subdirectories."""
+    out = []
+    for meta_path in sorted(directory.rglob(META_FILE)):
+        meta = json.loads(meta_path.read_text())
+        out += [meta_path.parent / f for f in meta["files"]]
+    return out
+
+
+def test_round_trip_gives_identical_results(saved: Saved) -> None:
+    """save -> load_retriever -> search gives the same class, config, size and hits as the built retriever."""
+    retriever, directory = saved
+    loaded = load_retriever(directory)
+    assert type(loaded) is type(retriever)
+    assert loaded.config() == retriever.config()
+    assert loaded.n_docs == retriever.n_docs == 6
+    for query in QUERIES:
+        assert loaded.search(query, 5) == retriever.search(query, 5)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "edit", "delete"])
+def test_damaged_data_file_names_the_file(saved: Saved, damage: str) -> None:
+    """A truncated, edited or deleted data file raises CorruptIndexError whose message names that file."""
+    _, directory = saved
+    for path in _data_files(directory):
+        original = path.read_bytes()
+        if damage == "truncate":
+            path.write_bytes(original[: len(original) // 2])
+        elif damage == "edit":
+            path.write_bytes(original[:-1] + bytes([original[-1] ^ 0xFF]))
+        else:
+            path.unlink()
+        with pytest.raises(CorruptIndexError) as err:
+            load_retriever(directory)
+        assert str(path) in str(err.value) and err.value.path == path
+        path.write_bytes(original)
+    load_retriever(directory)  # restored: loads again
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda m: m.update(n_docs=m["n_docs"] + 1), "expected"),
+        (lambda m: m.update(name="bm99"), "unknown retriever 'bm99'"),
+        (lambda m: m.update(format_version=99), "format version 99"),
+        (lambda m: m.pop("config"), "field 'config'"),
+        (lambda m: m["config"].update(bogus_option=1), "invalid config"),
+    ],
+    ids=["n_docs", "name", "version", "no-config", "bad-option"],
+)
+def test_edited_json_names_the_file(saved: Saved, edit: Callable[[dict[str, Any]], object], message: str) -> None:
+    """A hand-edited retriever.json raises CorruptIndexError naming a file of the index, not a numpy traceback."""
+    _, directory = saved
+    meta_path = directory / META_FILE
+    meta = json.loads(meta_path.read_text())
+    edit(meta)
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(CorruptIndexError, match=message) as err:
+        load_retriever(directory)
+    assert str(directory) in str(err.value)
+
+
+def test_unreadable_or_missing_json(saved: Saved) -> None:
+    """Truncated JSON, a missing retriever.json and a missing directory each raise CorruptIndexError naming the path."""
+    _, directory = saved
+    meta_path = directory / META_FILE
+    text = meta_path.read_text()
+    meta_path.write_text(text[: len(text) // 2])
+    with pytest.raises(CorruptIndexError, match="not readable JSON") as err:
+        load_retriever(directory)
+    assert err.value.path == meta_path
+    meta_path.unlink()
+    with pytest.raises(CorruptIndexError, match="file is missing"):
+        load_retriever(directory)
+    with pytest.raises(CorruptIndexError, match="index directory is missing"):
+        load_retriever(directory / "nope")
+
+
+def _rerecord(directory: Path) -> None:
+    """Rewrite retriever.json with the current files' sizes and hashes (a damaged but self-consistent index)."""
+    meta = json.loads((directory / META_FILE).read_text())
+    extra = {k: v for k, v in meta.items() if k not in ("name", "format_version", "config", "n_docs", "files")}
+    write_meta(directory, meta["name"], meta["config"], meta["n_docs"], list(meta["files"]), extra)
+
+
+@pytest.mark.parametrize(
+    ("name", "file", "payload"),
+    [
+        ("bm25-numpy", "tf.npz", b"PK\x03\x04 not a zip"),
+        ("bm25-numpy", "vocab.json", b'["dup", "dup"]'),
+        ("tfidf", "idf.npy", b"\x93NUMPY garbage"),
+        ("tfidf", "matrix.npz", b"not a zip at all"),
+        ("potion", "vectors.npy", b"\x93NUMPY\x01\x00garbage"),
+        ("faiss-flat", "index.faiss", b"IxFI\x00\x00"),
+    ],
+)
+def test_loaders_wrap_parse_errors(
+    name: str, file: str, payload: bytes, tiny_model_dir: Path, sample_chunks: list[Chunk], tmp_path: Path
+) -> None:
+    """Even with matching checksums, unparsable files give CorruptIndexError naming them (parser errors wrapped)."""
+    retriever = FACTORIES[name](str(tiny_model_dir))
+    retriever.build(sample_chunks)
+    retriever.save(tmp_path)
+    (tmp_path / file).write_bytes(payload)
+    _rerecord(tmp_path)
+    with pytest.raises(CorruptIndexError) as err:
+        load_retriever(tmp_path)
+    assert err.value.path == tmp_path / file
+
+
+def test_wrong_dtype_and_shape_detected(tiny_model_dir: Path, sample_chunks: list[Chunk], tmp_path: Path) -> None:
+    """A vectors.npy of the wrong dtype, or a tf.npz of the wrong shape, is reported with the file's name."""
+    potion = make_retriever("potion", model=str(tiny_model_dir))
+    potion.build(sample_chunks)
+    (tmp_path / "p").mkdir()
+    potion.save(tmp_path / "p")
+    np.save(tmp_path / "p" / "vectors.npy", np.zeros((6, 4), dtype=np.float64))
+    _rerecord(tmp_path / "p")
+    with pytest.raises(CorruptIndexError, match="dtype float64, expected float32"):
+        load_retriever(tmp_path / "p")
+    bm25 = make_retriever("bm25")
+    bm25.build(sample_chunks)
+    (tmp_path / "b").mkdir()
+    bm25.save(tmp_path / "b")
+    sp.save_npz(tmp_path / "b" / "tf.npz", sp.csr_matrix(np.ones((2, 2), dtype=np.int32)))
+    _rerecord(tmp_path / "b")
+    with pytest.raises(CorruptIndexError, match=r"tf.npz: shape \(2, 2\), expected \(6, "):
+        load_retriever(tmp_path / "b")
+
+
+def test_save_needs_an_existing_empty_directory(sample_chunks: list[Chunk], tmp_path: Path) -> None:
+    """save refuses a missing directory (FileNotFoundError) and a non-empty one (ValueError)."""
+    r = make_retriever("bm25")
+    r.build(sample_chunks)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        r.save(tmp_path / "missing")
+    (tmp_path / "junk.txt").write_text("x")
+    with pytest.raises(ValueError, match="not empty"):
+        r.save(tmp_path)
+
+
+def test_empty_indexes_round_trip(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Indexes of zero chunks, and BR-18's token-less chunks, save and load and still return []."""
+    for i, name in enumerate(["bm25", "tfidf", "potion", "faiss"]):
+        opts = {"model": str(tiny_model_dir)} if name in ("potion", "faiss") else {}
+        for j, chunks in enumerate([[], [Chunk("x", 1, 1, text="a = b + c")]]):
+            r = make_retriever(name, **opts)
+            r.build(chunks)
+            d = tmp_path / f"{i}-{j}"
+            d.mkdir()
+            r.save(d)
+            loaded = load_retriever(d)
+            assert loaded.n_docs == len(chunks) and loaded.search("a b c alpha") == []
+
+
+def test_registry_names_and_errors() -> None:
+    """The registry knows the five retrievers; unknown names and options raise ValueError listing valid ones."""
+    assert list(RETRIEVERS) == ["bm25", "tfidf", "potion", "faiss", "hybrid"]
+    assert retriever_options("bm25") == ["k1", "b", "backend", "tokenizer", "fields"]
+    with pytest.raises(ValueError, match="unknown retriever 'bm26'; valid: bm25, tfidf, potion, faiss, hybrid"):
+        make_retriever("bm26")
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['k3'\] for retriever 'bm25'; valid: k1, b"):
+        make_retriever("bm25", k3=1.0)
+    with pytest.raises(ValueError, match="valid: numpy, rank_bm25, bm25s"):
+        make_retriever("bm25", backend="lucene")
+    assert make_retriever("bm25", k1=1.2).config()["k1"] == 1.2
