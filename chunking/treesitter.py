@@ -1,0 +1,541 @@
+"""Syntax-aware chunk strategies on tree-sitter: ``function`` and ``hybrid``.
+
+Both read only the per-language table of :mod:`chunking.languages`; no language has its own code path.
+The rules, in order (also in ``docs/chunking.md``):
+
+1. **Parse** the file's text (its lines joined with ``"\\n"``, UTF-8 encoded) with the language's grammar.
+   Tree-sitter rows count ``"\\n"`` only, so row ``r`` is exactly line ``r + 1`` of :mod:`chunking.lines`
+   whatever the bytes before it (BR-01). A node ending at column 0 ends on the previous row.
+   **Parse guard**: a file of more than ``max_parse_bytes`` bytes, or whose lines average more than
+   ``max_line_bytes`` bytes (minified code), is not parsed but cut into windows (fallback ``too_large`` /
+   ``long_lines``). Docs/config files (language ``text``) are always cut into windows.
+2. **Definitions**: node types listed in the language's ``definitions`` are found anywhere outside other
+   definitions (inside ``if`` blocks, ``export`` statements, ``extern "C"`` blocks, ...); a definition is not
+   searched for nested definitions unless it is a **container** (class bodies, impl blocks, namespaces,
+   modules) or it holds a parse error (then definitions swallowed by error recovery become regions of their
+   own, so an error never yields one region spanning the rest of the file).
+3. **Attachments**: comments that start their line, and decorator/attribute/template-prefix nodes, directly
+   above a definition (previous siblings, no blank line between) belong to it; when the definition starts a
+   wrapper (``export``, ``decorated_definition``, ``template_declaration``, a ``const f = () =>`` declaration)
+   the wrapper's preceding siblings are considered too. Comments of the file's opening comment block
+   (starting on line 1) are the file's header and are never attached. C-family **macro guard**: a definition
+   whose header (start to body) spans a blank line starts after it (undeclared macros parsed into it, BR-07).
+4. **Containers** are chunked at the method level: the lines from the container's first line up to its first
+   nested definition form a ``header`` chunk (signature, docstring, fields); other container lines outside
+   nested definitions (fields between methods, the closing brace) form ``gap`` chunks carrying the
+   container's symbol. Symbols are qualified with the enclosing containers (``Circle.area``). A function inside
+   a container is a ``method``. Containers nested deeper than :data:`MAX_CONTAINER_DEPTH` are not descended.
+5. **Gaps**: file lines outside every definition (imports, constants, module-level statements) form ``gap``
+   chunks, one per run between definitions, so every non-blank line is in some chunk.
+6. **Overlaps**: two definitions sharing a line (``}; function b() {``) are merged into one chunk; attached
+   comments never reach into the previous chunk. Chunks of this strategy never overlap.
+7. **Trimming and splitting**: leading and trailing blank lines of every chunk are dropped (BR-05). A chunk
+   longer than ``max_lines`` is split at child-node boundaries (children of the definition, expanded while
+   a child is itself too long), greedily packed up to ``max_lines``; a single node still too long is cut into
+   ``max_lines`` windows. Every piece keeps the kind and symbol of the chunk it came from.
+8. **Merging** (``merge_small``): consecutive chunks shorter than ``min_lines`` are joined (left to right,
+   until the group reaches ``min_lines``); a chunk still shorter than ``min_lines`` is then merged into its
+   shorter neighbour. A merge never makes a chunk span more than ``max_lines`` lines; the merged chunk takes
+   the kind of the longer part and the symbols of both (``"a, b"``).
+
+``hybrid`` does the same for files that parse cleanly and windows (fallback ``parse_error``) for files whose
+tree has ERROR or MISSING nodes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from tree_sitter import Node
+
+from chunking.languages import TEXT, LanguageSpec, get_parser, get_spec
+from chunking.types import Chunk, SourceFile
+from chunking.window import Chunker, FileReport, blank_flags, block_ranges, make_chunk, pack_ranges
+
+MAX_CONTAINER_DEPTH = 48
+"""Containers nested deeper than this are treated as single definitions (split by size), which bounds the
+recursion of the container walk; everything else is iterative."""
+
+_MAX_SINGLE_ROW_DEPTH = 3
+"""How many levels of one-line non-definition nodes are searched for definitions (``export function f() {}``
+on one line is found; the inside of long one-line expressions is not walked)."""
+
+_MAX_NAME_DEPTH = 6
+"""How deep a name is searched through nested name fields (C declarator chains)."""
+
+_MAX_SYMBOL_CHARS = 200
+
+MAX_SYMBOLS = 16
+"""A merged chunk (definitions sharing a line, or ``merge_small``) names at most this many symbols."""
+
+_C_CALL_NAME = re.compile(r"([A-Za-z_~][\w:~]*)\s*\(")
+"""Name of a C-family function from its header text, used when the macro guard moved its start."""
+
+DEFINITION_KINDS = frozenset({"function", "method", "class", "header", "definition"})
+"""Chunk kinds that hold (part of) a definition, as opposed to ``gap``/``window``/``file``."""
+
+
+@dataclass
+class _Region:
+    """A run of 0-based rows ``start..end`` with what it holds; ``node`` is used to split it if too long."""
+
+    start: int
+    end: int
+    core: int
+    kind: str
+    symbols: tuple[str, ...]
+    node: Node | None
+
+
+_Frame = tuple[list[Node], int, "_Frame | None"]
+"""Where a node sits: its parent's children, its index there, and the parent's own frame (``None`` at the
+scope being searched)."""
+
+
+def _last_row(node: Node) -> int:
+    """Last row holding a character of ``node`` (a node ending at column 0 ends on the previous row)."""
+    end = node.end_point
+    start_row = node.start_point.row
+    if end.column == 0 and end.row > start_row:
+        return end.row - 1
+    return end.row
+
+
+def _join_symbols(*groups: tuple[str, ...]) -> tuple[str, ...]:
+    """Union of symbol tuples, order kept, empties and duplicates dropped, at most :data:`MAX_SYMBOLS`."""
+    out: dict[str, None] = {}
+    for group in groups:
+        for sym in group:
+            if sym:
+                out[sym] = None
+                if len(out) >= MAX_SYMBOLS:
+                    return tuple(out)
+    return tuple(out)
+
+
+class _FileChunking:
+    """The function strategy applied to one parsed file (state shared by the steps of the algorithm)."""
+
+    def __init__(self, spec: LanguageSpec, lines: Sequence[str], blank: Sequence[bool], max_lines: int) -> None:
+        self.spec = spec
+        self.lines = lines
+        self.blank = blank
+        self.max_lines = max_lines
+        self.header_end = -1  # last row of the file's opening comment block (set by chunk_rows)
+
+    # -- finding definitions -------------------------------------------------------------------------------
+
+    def _is_definition(self, node: Node) -> bool:
+        t = node.type
+        if t not in self.spec.definitions:
+            return False
+        if t in self.spec.body_required and node.child_by_field_name("body") is None:
+            return False
+        return True
+
+    def find_definitions(self, scope: Node) -> list[tuple[Node, _Frame]]:
+        """Definitions under ``scope`` that are not inside another definition, in document order.
+
+        Each comes with its :data:`_Frame` (sibling list, index, parent frame), so attachments and parents are
+        read from lists instead of tree-sitter's ``prev_sibling``/``parent``, which are linear in the number of
+        siblings (quadratic on minified or generated files).
+        """
+        found: list[tuple[Node, _Frame]] = []
+        stack: list[tuple[Node, int, _Frame | None]] = [(scope, 0, None)]
+        while stack:
+            node, single_depth, frame = stack.pop()
+            children = node.children
+            todo = []
+            for index, child in enumerate(children):
+                if not child.is_named:
+                    continue
+                if self._is_definition(child):
+                    found.append((child, (children, index, frame)))
+                    continue
+                if child.child_count == 0:
+                    continue
+                if child.start_point.row != _last_row(child):
+                    todo.append((child, 0, (children, index, frame)))
+                elif single_depth < _MAX_SINGLE_ROW_DEPTH:
+                    todo.append((child, single_depth + 1, (children, index, frame)))
+            stack.extend(reversed(todo))
+        found.sort(key=lambda item: item[0].start_byte)
+        return found
+
+    # -- one definition -----------------------------------------------------------------------------------
+
+    def _starts_line(self, node: Node) -> bool:
+        """Whether ``node`` is the first thing on its line (only whitespace before it)."""
+        point = node.start_point
+        if point.column == 0:
+            return True
+        line = self.lines[point.row]
+        return not line[: point.column].encode("utf-8", "surrogatepass")[: point.column].strip()
+
+    def extended_start(self, node: Node, frame: _Frame) -> int:
+        """First row of ``node`` with its directly preceding comments and decorators (rule 3).
+
+        Comments in the file's opening comment block (starting on line 1) are the file's header and are never
+        attached to a definition.
+        """
+        spec = self.spec
+        start = node.start_point.row
+        siblings, index, up = frame
+        while True:
+            for j in range(index - 1, -1, -1):
+                sib = siblings[j]
+                if not sib.is_named:  # a keyword such as ``export``/``template``: fine if on the same line
+                    if sib.start_point.row >= start:
+                        continue
+                    break
+                t = sib.type
+                if t in spec.comments:
+                    if sib.start_point.row <= self.header_end or not self._starts_line(sib):
+                        break
+                elif t not in spec.attachments:
+                    break
+                if _last_row(sib) < start - 1:
+                    break
+                start = sib.start_point.row
+            if up is None:
+                return start
+            parent_siblings, parent_index, parent_up = up
+            if parent_siblings[parent_index].start_point.row != start:
+                return start
+            siblings, index, up = parent_siblings, parent_index, parent_up
+
+    def _name_node(self, node: Node, depth: int) -> Node | None:
+        for field_name in self.spec.name_fields:
+            child = node.child_by_field_name(field_name)
+            if child is None:
+                continue
+            if child.named_child_count == 0 or "identifier" in child.type or depth >= _MAX_NAME_DEPTH:
+                return child
+            inner = self._name_node(child, depth + 1)
+            return inner if inner is not None else child
+        return None
+
+    def symbol_name(self, node: Node, parent: Node | None) -> tuple[str, int]:
+        """The definition's own (unqualified) name and the row it is on; ``("", -1)`` when it has none."""
+        spec = self.spec
+        name = self._name_node(node, 0)
+        if name is None:
+            for child in node.named_children:
+                if child.type in spec.comments or child.type in spec.attachments:
+                    continue
+                name = self._name_node(child, 1)
+                break
+        if name is None and spec.parent_name_fields and parent is not None:
+            for field_name in spec.parent_name_fields:
+                child = parent.child_by_field_name(field_name)
+                if child is not None and child.id != node.id:
+                    name = child
+                    break
+        if name is None or name.text is None:
+            return "", -1
+        text = name.text.decode("utf-8", "replace")
+        return " ".join(text.split())[:_MAX_SYMBOL_CHARS], name.start_point.row
+
+    def _macro_guard(self, node: Node, core: int) -> int:
+        """Row where a C-family definition really starts when undeclared macros above it were parsed into it.
+
+        If the header (definition start to body start) spans a blank line, the definition starts after the
+        last such blank line (BR-07); otherwise ``core`` is returned unchanged.
+        """
+        body = node.child_by_field_name("body")
+        if body is None:
+            return core
+        body_row = body.start_point.row
+        for row in range(body_row - 1, core, -1):
+            if self.blank[row]:
+                return row + 1
+        return core
+
+    # -- regions ------------------------------------------------------------------------------------------
+
+    def regions(self, scope: Node, scope_symbol: str, in_container: bool, depth: int) -> list[_Region]:
+        """Disjoint, sorted regions for the definitions under ``scope`` (rules 2-4 and 6)."""
+        spec = self.spec
+        out: list[_Region] = []
+        for node, frame in self.find_definitions(scope):
+            core = node.start_point.row
+            start = self.extended_start(node, frame)
+            end = _last_row(node)
+            up = frame[2]
+            name, name_row = self.symbol_name(node, up[0][up[1]] if up is not None else scope)
+            guarded = self._macro_guard(node, core) if spec.header_blank_guard else core
+            if guarded != core:
+                start = core = guarded
+                if name_row < guarded:
+                    match = _C_CALL_NAME.search(" ".join(self.lines[guarded : end + 1][:8]))
+                    name = match.group(1) if match else ""
+            symbol = f"{scope_symbol}.{name}" if scope_symbol and name else name
+            kind = spec.definitions[node.type]
+            if kind == "function" and in_container:
+                kind = "method"
+            is_container = node.type in spec.containers
+            if (is_container or node.has_error) and depth < MAX_CONTAINER_DEPTH:
+                inner = self.regions(
+                    node,
+                    symbol if is_container else scope_symbol,
+                    (node.type not in spec.namespaces) if is_container else in_container,
+                    depth + 1,
+                )
+                inner = [r for r in inner if r.start >= start and r.end <= end]
+                if inner:
+                    first_kind = "header" if is_container else kind
+                    out.extend(self._fill(start, end, inner, first_kind, (symbol,), node))
+                    continue
+            out.append(_Region(start, end, core, kind, (symbol,), node))
+        return self._resolve_overlaps(out)
+
+    @staticmethod
+    def _resolve_overlaps(regions: list[_Region]) -> list[_Region]:
+        regions.sort(key=lambda r: (r.start, r.end))
+        out: list[_Region] = []
+        for region in regions:
+            if out and region.start <= out[-1].end:
+                prev = out[-1]
+                if region.core > prev.end:  # only attached comments reach back: cut them off
+                    region.start = prev.end + 1
+                else:  # two definitions share a line: one chunk
+                    prev.end = max(prev.end, region.end)
+                    prev.symbols = _join_symbols(prev.symbols, region.symbols)
+                    continue
+            out.append(region)
+        return out
+
+    @staticmethod
+    def _fill(
+        start: int,
+        end: int,
+        inner: list[_Region],
+        first_kind: str,
+        symbols: tuple[str, ...],
+        node: Node | None,
+    ) -> list[_Region]:
+        """``inner`` plus regions for the rows of ``start..end`` outside it (first run ``first_kind``, the
+        others ``gap``)."""
+        out: list[_Region] = []
+        row = start
+        for region in inner:
+            if region.start > row:
+                out.append(_Region(row, region.start - 1, row, first_kind if row == start else "gap", symbols, node))
+            out.append(region)
+            row = max(row, region.end + 1)
+        if row <= end:
+            out.append(_Region(row, end, row, first_kind if row == start else "gap", symbols, node))
+        return out
+
+    # -- trimming and splitting ---------------------------------------------------------------------------
+
+    def trim(self, start: int, end: int) -> tuple[int, int] | None:
+        """``start..end`` without leading/trailing blank rows, ``None`` if all blank."""
+        blank = self.blank
+        while start <= end and blank[start]:
+            start += 1
+        while end >= start and blank[end]:
+            end -= 1
+        return (start, end) if start <= end else None
+
+    def split(self, node: Node | None, start: int, end: int) -> list[tuple[int, int]]:
+        """Rows ``start..end`` cut into pieces of at most ``max_lines`` rows at child boundaries of ``node``."""
+        max_lines = self.max_lines
+        atoms: list[tuple[int, int]] = []
+        if node is not None:
+            stack = list(reversed(node.children))
+            while stack:
+                child = stack.pop()
+                c_start = child.start_point.row
+                c_end = _last_row(child)
+                if c_end < start or c_start > end:
+                    continue
+                inside = start <= c_start and c_end <= end
+                if child.child_count and (not inside or c_end - c_start + 1 > max_lines):
+                    stack.extend(reversed(child.children))
+                    continue
+                atoms.append((max(c_start, start), min(c_end, end)))
+        atoms.sort()
+        segments: list[tuple[int, int]] = []
+        if not atoms or atoms[0][0] > start:
+            segments.append((start, atoms[0][0] - 1 if atoms else end))
+        for a_start, a_end in atoms:
+            if segments and a_start <= segments[-1][1]:
+                if a_end > segments[-1][1]:
+                    segments[-1] = (segments[-1][0], a_end)
+            else:
+                segments.append((a_start, a_end))
+        pieces = pack_ranges(segments, max_lines)
+        # Partition start..end at the pieces' starts so that no row between pieces is lost.
+        starts = [start] + [p[0] for p in pieces[1:]]
+        bounds = [(s, (starts[i + 1] - 1) if i + 1 < len(starts) else end) for i, s in enumerate(starts)]
+        out = []
+        for s, e in bounds:
+            trimmed = self.trim(s, e)
+            if trimmed is None:
+                continue
+            if trimmed[1] - trimmed[0] + 1 > max_lines:  # blank rows inside a cut window: cut again
+                out.extend(pack_ranges([trimmed], max_lines))
+            else:
+                out.append(trimmed)
+        return out
+
+    # -- the whole file -----------------------------------------------------------------------------------
+
+    def chunk_rows(self, root: Node) -> list[_Region]:
+        """All regions of the file: definitions, headers and gaps, trimmed and split (rules 2-7)."""
+        n_rows = len(self.lines)
+        for child in root.named_children:  # the opening comment block: contiguous comments from line 1
+            if child.type not in self.spec.comments or child.start_point.row > self.header_end + 1:
+                break
+            self.header_end = _last_row(child)
+        regions = self.regions(root, "", False, 0)
+        regions = [r for r in regions if r.start < n_rows]
+        for r in regions:
+            r.end = min(r.end, n_rows - 1)
+        regions = self._fill(0, n_rows - 1, regions, "gap", (), root)
+        out: list[_Region] = []
+        for region in regions:
+            trimmed = self.trim(region.start, region.end)
+            if trimmed is None:
+                continue
+            start, end = trimmed
+            if end - start + 1 <= self.max_lines:
+                out.append(_Region(start, end, start, region.kind, region.symbols, None))
+                continue
+            for s, e in self.split(region.node, start, end):
+                out.append(_Region(s, e, s, region.kind, region.symbols, None))
+        return out
+
+
+def _merged(a: _Region, b: _Region) -> _Region:
+    """One region spanning ``a`` then ``b`` (kind of the longer, symbols of both)."""
+    kind = a.kind if a.end - a.start >= b.end - b.start else b.kind
+    return _Region(a.start, b.end, a.start, kind, _join_symbols(a.symbols, b.symbols), None)
+
+
+def _merge_small(regions: list[_Region], min_lines: int, max_lines: int) -> list[_Region]:
+    """Rule 8: merge chunks shorter than ``min_lines`` with a neighbour, never beyond ``max_lines`` lines.
+
+    Pass 1 joins runs of consecutive short chunks (left to right, until the group reaches ``min_lines``);
+    pass 2 merges each chunk still short into its shorter neighbour. Both passes are linear.
+    """
+
+    def size(r: _Region) -> int:
+        return r.end - r.start + 1
+
+    grouped: list[_Region] = []
+    for region in regions:
+        if grouped:
+            prev = grouped[-1]
+            if size(prev) < min_lines and size(region) < min_lines and region.end - prev.start + 1 <= max_lines:
+                grouped[-1] = _merged(prev, region)
+                continue
+        grouped.append(region)
+    out: list[_Region] = []
+    i = 0
+    while i < len(grouped):
+        region = grouped[i]
+        if size(region) < min_lines:
+            prev = out[-1] if out else None
+            nxt = grouped[i + 1] if i + 1 < len(grouped) else None
+            fits_prev = prev is not None and region.end - prev.start + 1 <= max_lines
+            fits_next = nxt is not None and nxt.end - region.start + 1 <= max_lines
+            if fits_prev and (not fits_next or size(prev) <= size(nxt)):  # type: ignore[arg-type]
+                out[-1] = _merged(prev, region)  # type: ignore[arg-type]
+                i += 1
+                continue
+            if fits_next:
+                grouped[i + 1] = _merged(region, nxt)  # type: ignore[arg-type]
+                i += 1
+                continue
+        out.append(region)
+        i += 1
+    return out
+
+
+@dataclass(frozen=True)
+class FunctionChunker(Chunker):
+    """Definitions (functions, methods, classes, ...) with their comments and decorators, plus gap chunks.
+
+    See the module docstring for the rules. Chunks never overlap, and every non-blank line of a file is in
+    exactly one chunk.
+
+    :param max_lines: longest chunk in lines; longer definitions are split at child boundaries (default 120).
+    :param min_lines: chunks shorter than this are merged with a neighbour when ``merge_small`` (default 5).
+    :param merge_small: merge short neighbouring chunks up to ``max_lines`` (default false: every chunk is one
+        definition, header or gap).
+    :param window_lines: longest window, in lines, for docs/config files and files not parsed (default 80).
+    :param max_parse_bytes: larger files are not parsed but windowed (fallback ``too_large``; default 1 MiB).
+    :param max_line_bytes: files whose lines average more bytes than this are not parsed but windowed
+        (minified code; fallback ``long_lines``; default 1000).
+    :raises ValueError: if a size or limit is below 1.
+    """
+
+    name: ClassVar[str] = "function"
+    max_lines: int = 120
+    min_lines: int = 5
+    merge_small: bool = False
+    window_lines: int = 80
+    max_parse_bytes: int = 1024 * 1024
+    max_line_bytes: int = 1000
+
+    _fallback_on_error: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        for key in ("max_lines", "min_lines", "window_lines", "max_parse_bytes", "max_line_bytes"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{self.name} chunker: {key} must be >= 1, got {getattr(self, key)}")
+
+    def _windows(self, source: SourceFile, blank: list[bool], kind: str = "window") -> list[Chunk]:
+        return [
+            make_chunk(source, s + 1, e + 1, kind)
+            for s, e in block_ranges(blank, 0, len(source.lines) - 1, self.window_lines)
+        ]
+
+    def chunk_file_report(self, source: SourceFile) -> tuple[list[Chunk], FileReport]:
+        """Chunk one file by its syntax (or by windows for text files, guarded and, for hybrid, broken files).
+
+        :param source: the file.
+        :return: ``(chunks, report)``; chunks sorted by line, non-overlapping.
+        :raises ValueError: if the file's language is unknown.
+        """
+        if not source.lines:
+            return [], FileReport()
+        spec = get_spec(source.language) if source.language else get_spec(TEXT)
+        blank = blank_flags(source.lines)
+        text = source.text
+        grammar = spec.grammar_for(text)
+        if grammar is None:
+            return self._windows(source, blank), FileReport()
+        data = text.encode("utf-8", "surrogatepass")
+        if len(data) > self.max_parse_bytes:
+            return self._windows(source, blank), FileReport(fallback="too_large")
+        if len(data) > self.max_line_bytes * len(source.lines):
+            return self._windows(source, blank), FileReport(fallback="long_lines")
+        tree = get_parser(grammar).parse(data)
+        root = tree.root_node
+        has_error = root.has_error
+        if has_error and self._fallback_on_error:
+            return self._windows(source, blank), FileReport(parsed=True, parse_error=True, fallback="parse_error")
+        work = _FileChunking(spec, source.lines, blank, self.max_lines)
+        regions = work.chunk_rows(root)
+        if self.merge_small:
+            regions = _merge_small(regions, self.min_lines, self.max_lines)
+        chunks = [make_chunk(source, r.start + 1, r.end + 1, r.kind, ", ".join(r.symbols)) for r in regions]
+        return chunks, FileReport(parsed=True, parse_error=has_error)
+
+
+@dataclass(frozen=True)
+class HybridChunker(FunctionChunker):
+    """:class:`FunctionChunker` where the grammar parses a file cleanly; blank-line aligned windows of at most
+    ``window_lines`` lines (fallback ``parse_error``) where the tree has ERROR or MISSING nodes.
+
+    Same options as :class:`FunctionChunker`.
+    """
+
+    name: ClassVar[str] = "hybrid"
+    _fallback_on_error: ClassVar[bool] = True

@@ -1,0 +1,334 @@
+"""Snapshot walking: which files of a repository snapshot are indexed, decoded and split into lines.
+
+Rules (documented in ``docs/chunking.md``):
+
+- **Included**: source files of the ten languages and the docs/config files ground truth refers to
+  (``pyproject.toml``, ``setup.cfg``, ``*.rst``, ``*.md``, ``pylintrc``, ...), by name via
+  :func:`chunking.languages.language_for_path`. Everything else is skipped as ``unsupported_extension``.
+- **Excluded directories** (pruned, never descended; counted per name in :attr:`WalkStats.excluded_dirs`):
+  version-control, virtual-env, cache and dependency directories named in
+  :attr:`WalkConfig.exclude_dirs` or ending in ``.egg-info``, at any depth; and ``build``/``dist``/``vendor``
+  **only at the snapshot's top level and only when they contain no** ``__init__.py`` (a source package named
+  ``build`` such as ``pkg/build/`` is always kept).
+- **Skipped files**, each counted by reason in :attr:`WalkStats.skipped`: ``unsupported_extension``,
+  ``lock_file`` (``package-lock.json``, ``poetry.lock``, ...), ``too_large`` (more than
+  :attr:`WalkConfig.max_file_bytes`), ``binary`` (a NUL byte in the first 8 KiB), ``empty`` (zero lines),
+  ``unreadable`` (``OSError``), ``symlink_outside`` (a file symlink resolving outside the snapshot),
+  ``broken_symlink``, ``symlink_dir`` (symlinks to directories are not followed), ``not_a_file``
+  (sockets, FIFOs, devices) and ``text_excluded`` (docs/config when :attr:`WalkConfig.include_text` is off).
+  Symlinks are screened first, then lock files, then the extension. A file symlink resolving inside the
+  snapshot is indexed under the symlink's own path.
+- **Decoding**: :func:`chunking.lines.split_lines` (UTF-8 with U+FFFD for invalid bytes, BOM dropped, CRLF and
+  lone CR handled). Files that are not valid UTF-8 are kept and counted in :attr:`WalkStats.non_utf8`.
+- **Order**: sorted by repo-relative POSIX path (plain string order), so runs are deterministic.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from chunking.languages import TEXT, language_for_path, needs_text
+from chunking.lines import split_lines
+from chunking.types import SourceFile
+
+DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
+"""Files larger than this (8 MiB) are skipped as ``too_large``. A 5 MB minified bundle is still indexed
+(by windows: see the parse guard of :class:`chunking.treesitter.FunctionChunker`)."""
+
+BINARY_SNIFF_BYTES = 8192
+"""A NUL byte within the first this many bytes marks a file as binary (the heuristic of git and grep)."""
+
+DEFAULT_EXCLUDE_DIRS: frozenset[str] = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        "node_modules",
+        "bower_components",
+        "jspm_packages",
+        ".venv",
+        "venv",
+        ".virtualenv",
+        "__pycache__",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".ipynb_checkpoints",
+        ".tox",
+        ".nox",
+        ".eggs",
+        "site-packages",
+        ".gradle",
+        ".next",
+        ".nuxt",
+        ".parcel-cache",
+        ".sass-cache",
+        ".terraform",
+    }
+)
+"""Directory names pruned at any depth (plus any name ending in ``.egg-info``)."""
+
+DEFAULT_TOP_LEVEL_GENERATED: frozenset[str] = frozenset({"build", "dist", "vendor"})
+"""Directory names pruned only at the snapshot root and only when they hold no ``__init__.py``."""
+
+DEFAULT_LOCK_FILES: frozenset[str] = frozenset(
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "poetry.lock",
+        "Pipfile.lock",
+        "Cargo.lock",
+        "composer.lock",
+        "Gemfile.lock",
+        "go.sum",
+        "uv.lock",
+        "pdm.lock",
+    }
+)
+"""Generated dependency lock files, skipped as ``lock_file``."""
+
+_H_SNIFF_LINES = 5000
+"""Lines of a ``.h`` header given to the C/C++ test of :func:`chunking.languages.language_for_path`."""
+
+SKIP_REASONS: tuple[str, ...] = (
+    "unsupported_extension",
+    "lock_file",
+    "too_large",
+    "binary",
+    "empty",
+    "unreadable",
+    "symlink_outside",
+    "broken_symlink",
+    "symlink_dir",
+    "not_a_file",
+    "text_excluded",
+)
+"""Every reason a file can be skipped for (keys of :attr:`WalkStats.skipped`)."""
+
+
+@dataclass(frozen=True)
+class WalkConfig:
+    """What the snapshot walker includes.
+
+    :param max_file_bytes: files larger than this many bytes are skipped as ``too_large`` (default 8 MiB).
+    :param include_text: index docs/config files (language ``text``) as well as source code.
+    :param exclude_dirs: directory names pruned at any depth (names ending in ``.egg-info`` always are).
+    :param top_level_generated: directory names pruned only at the snapshot root and only when they contain
+        no ``__init__.py`` (``build``, ``dist``, ``vendor``).
+    :param lock_files: file names skipped as ``lock_file``.
+    :raises ValueError: if ``max_file_bytes < 1``.
+    """
+
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    include_text: bool = True
+    exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS
+    top_level_generated: frozenset[str] = DEFAULT_TOP_LEVEL_GENERATED
+    lock_files: frozenset[str] = DEFAULT_LOCK_FILES
+
+    def __post_init__(self) -> None:
+        if self.max_file_bytes < 1:
+            raise ValueError(f"max_file_bytes must be >= 1, got {self.max_file_bytes}")
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-serialisable form for the index manifest (sets become sorted lists).
+
+        :return: the config as a dict.
+        """
+        return {
+            "max_file_bytes": self.max_file_bytes,
+            "include_text": self.include_text,
+            "exclude_dirs": sorted(self.exclude_dirs),
+            "top_level_generated": sorted(self.top_level_generated),
+            "lock_files": sorted(self.lock_files),
+        }
+
+
+@dataclass
+class WalkStats:
+    """What the walker saw, indexed and skipped (JSON-serialisable through :meth:`to_dict`).
+
+    :param files_seen: regular files and symlinks visited (files inside excluded directories are not visited).
+    :param files_indexed: files returned as :class:`~chunking.types.SourceFile`.
+    :param lines: total lines of the indexed files (:mod:`chunking.lines`).
+    :param bytes: total size in bytes of the indexed files.
+    :param non_utf8: indexed files that are not valid UTF-8 (decoded with U+FFFD).
+    :param skipped: skip reason (see :data:`SKIP_REASONS`) -> number of files.
+    :param excluded_dirs: excluded directory name -> number of directories pruned.
+    :param languages: language -> number of indexed files.
+    """
+
+    files_seen: int = 0
+    files_indexed: int = 0
+    lines: int = 0
+    bytes: int = 0
+    non_utf8: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    excluded_dirs: dict[str, int] = field(default_factory=dict)
+    languages: dict[str, int] = field(default_factory=dict)
+
+    def skip(self, reason: str) -> None:
+        """Count one skipped file.
+
+        :param reason: one of :data:`SKIP_REASONS`.
+        """
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-serialisable form for the index manifest (dicts sorted by key).
+
+        :return: the statistics as a dict.
+        """
+        out = asdict(self)
+        for key in ("skipped", "excluded_dirs", "languages"):
+            out[key] = dict(sorted(out[key].items()))
+        return out
+
+
+def _is_excluded_dir(name: str, rel_dir: str, abs_dir: str, config: WalkConfig) -> bool:
+    """Whether a directory is pruned (see the module docstring)."""
+    if name in config.exclude_dirs or name.endswith(".egg-info"):
+        return True
+    if rel_dir == "" and name in config.top_level_generated:
+        return not os.path.isfile(os.path.join(abs_dir, name, "__init__.py"))
+    return False
+
+
+def _list_candidates(root: str, config: WalkConfig, stats: WalkStats) -> list[tuple[str, os.DirEntry[str]]]:
+    """All file entries (and symlinks) under ``root`` outside excluded directories, sorted by relative path.
+
+    Iterative (explicit stack), so directory depth never meets Python's recursion limit.
+    """
+    found: list[tuple[str, os.DirEntry[str]]] = []
+    stack: list[tuple[str, str]] = [(root, "")]
+    while stack:
+        abs_dir, rel_dir = stack.pop()
+        try:
+            entries = list(os.scandir(abs_dir))
+        except OSError:
+            stats.skip("unreadable")
+            continue
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if _is_excluded_dir(entry.name, rel_dir, abs_dir, config):
+                    stats.excluded_dirs[entry.name] = stats.excluded_dirs.get(entry.name, 0) + 1
+                else:
+                    stack.append((entry.path, rel))
+            else:
+                found.append((rel, entry))
+    found.sort(key=lambda item: item[0])
+    return found
+
+
+def iter_source_files(
+    root: str | Path, config: WalkConfig | None = None, stats: WalkStats | None = None
+) -> Iterator[SourceFile]:
+    """The indexed files of a snapshot in sorted path order, read lazily, counting everything in ``stats``.
+
+    The root is checked at once; files are read one at a time as the iterator advances.
+
+    :param root: the snapshot directory.
+    :param config: walk rules; defaults to :class:`WalkConfig()`.
+    :param stats: statistics object updated in place as files are visited (a fresh one if ``None``).
+    :return: an iterator of :class:`~chunking.types.SourceFile` with repo-relative POSIX paths.
+    :raises FileNotFoundError: if ``root`` does not exist.
+    :raises NotADirectoryError: if ``root`` is not a directory.
+    """
+    config = config or WalkConfig()
+    stats = stats if stats is not None else WalkStats()
+    root_path = Path(root)
+    if not root_path.exists():
+        raise FileNotFoundError(f"snapshot root does not exist: {root_path}")
+    if not root_path.is_dir():
+        raise NotADirectoryError(f"snapshot root is not a directory: {root_path}")
+    return _iter_files(root_path, config, stats)
+
+
+def _iter_files(root_path: Path, config: WalkConfig, stats: WalkStats) -> Iterator[SourceFile]:
+    """The generator behind :func:`iter_source_files` (which validates the root eagerly)."""
+    real_root = os.path.realpath(root_path)
+    for rel, entry in _list_candidates(str(root_path), config, stats):
+        stats.files_seen += 1
+        if entry.is_symlink():
+            target = os.path.realpath(entry.path)
+            if not os.path.exists(target):
+                stats.skip("broken_symlink")
+                continue
+            if os.path.isdir(target):
+                stats.skip("symlink_dir")
+                continue
+            if os.path.commonpath([real_root, target]) != real_root:
+                stats.skip("symlink_outside")
+                continue
+        if entry.name in config.lock_files:
+            stats.skip("lock_file")
+            continue
+        language = language_for_path(entry.name)
+        if language is None:
+            stats.skip("unsupported_extension")
+            continue
+        if language == TEXT and not config.include_text:
+            stats.skip("text_excluded")
+            continue
+        source = _read_source(entry.path, rel, language, config, stats)
+        if source is not None:
+            yield source
+
+
+def _read_source(abs_path: str, rel: str, language: str, config: WalkConfig, stats: WalkStats) -> SourceFile | None:
+    """Read, screen and decode one candidate file; ``None`` (and a counted reason) when it is skipped."""
+    try:
+        st = os.stat(abs_path)
+        if not os.path.isfile(abs_path):
+            stats.skip("not_a_file")
+            return None
+        if st.st_size > config.max_file_bytes:
+            stats.skip("too_large")
+            return None
+        with open(abs_path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        stats.skip("unreadable")
+        return None
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        stats.skip("binary")
+        return None
+    lines = split_lines(data)
+    if not lines:
+        stats.skip("empty")
+        return None
+    if needs_text(rel):
+        language = language_for_path(rel, "\n".join(lines[:_H_SNIFF_LINES])) or language
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        stats.non_utf8 += 1
+    stats.files_indexed += 1
+    stats.lines += len(lines)
+    stats.bytes += len(data)
+    stats.languages[language] = stats.languages.get(language, 0) + 1
+    return SourceFile(path=rel, language=language, lines=lines, n_bytes=len(data))
+
+
+def walk_snapshot(root: str | Path, config: WalkConfig | None = None) -> tuple[list[SourceFile], WalkStats]:
+    """Read every indexed file of a snapshot (see the module docstring for the rules).
+
+    An empty snapshot, or one holding only empty/binary/unsupported files, gives ``([], stats)`` whose
+    :attr:`WalkStats.skipped` says why; it never raises for that.
+
+    :param root: the snapshot directory.
+    :param config: walk rules; defaults to :class:`WalkConfig()`.
+    :return: ``(files, stats)``: files sorted by repo-relative POSIX path, and the walk statistics.
+    :raises FileNotFoundError: if ``root`` does not exist (the message names it).
+    :raises NotADirectoryError: if ``root`` is not a directory.
+    """
+    stats = WalkStats()
+    files = list(iter_source_files(root, config, stats))
+    return files, stats
