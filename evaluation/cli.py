@@ -1,0 +1,116 @@
+"""Command-line options shared by the scripts (``--retriever``, ``--chunker ...``, ``--k``, ``--budget``, ...).
+
+Keeping them here means ``index_repos.py``, ``run_baselines.py`` and ``compare_chunkers.py`` name every
+option the same way and build explorers the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from chunking.registry import CHUNKERS, add_chunker_arguments, chunker_options
+from evaluation.explorers import DEFAULT_STORE, IndexedExplorer, ReferenceAdapter, make_explorer
+from evaluation.reference import REFERENCE_EXPLORERS
+from retrievers.packing import PackConfig
+from retrievers.registry import RETRIEVERS
+
+#: The small default input that ships with the project (hand-written instances over tiny repos).
+MINI_BENCH = Path(__file__).resolve().parent.parent / "examples" / "mini" / "mini.jsonl"
+MINI_REPOS = MINI_BENCH.parent / "repos"
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """Parse ``KEY=VALUE`` where VALUE is JSON if it parses (``k1=1.2``, ``parts=["bm25","tfidf"]``), else text.
+
+    :param text: the option as given on the command line.
+    :return: ``(key, value)``.
+    :raises argparse.ArgumentTypeError: if there is no ``=``.
+    """
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key.replace("-", "_"), json.loads(raw)
+    except json.JSONDecodeError:
+        return key.replace("-", "_"), raw
+
+
+def add_explorer_arguments(parser: argparse.ArgumentParser, multiple_retrievers: bool = False) -> None:
+    """Add the explorer options: retriever, chunker and its options, packer, store, model.
+
+    :param parser: the script's parser.
+    :param multiple_retrievers: accept several ``--retriever`` values (index_repos.py builds several).
+    """
+    names = [*RETRIEVERS, *REFERENCE_EXPLORERS]
+    if multiple_retrievers:
+        parser.add_argument("--retriever", action="append", choices=list(RETRIEVERS), default=None,
+                            help="retriever(s) to build; repeat for several (default: bm25)")
+    else:
+        parser.add_argument("--retriever", default="bm25", choices=names,
+                            help="retriever, or a reference baseline re-run (default: %(default)s)")
+    add_chunker_arguments(parser)
+    parser.add_argument("--retriever-option", "-O", action="append", type=parse_option, default=[],
+                        metavar="KEY=VALUE", help="retriever option, e.g. -O k1=1.2 -O backend=bm25s")
+    parser.add_argument("--model", default=None,
+                        help="embedding model (local path or hub id) for potion/faiss/hybrid "
+                             "(default: $SWE_EXPLORE_POTION_MODEL, else minishlab/potion-base-8M)")
+    parser.add_argument("--k", type=int, default=5, help="regions per instance, top-K (default: %(default)s)")
+    parser.add_argument("--budget", type=int, default=500, help="line budget B per instance (default: %(default)s)")
+    parser.add_argument("--max-region-lines", type=int, default=None, help="cap on one region's lines")
+    parser.add_argument("--max-regions-per-file", type=int, default=None, help="cap on regions in one file")
+    parser.add_argument("--merge-gap", type=int, default=0, help="merge chunks this close in one file")
+    parser.add_argument("--top-n", type=int, default=200, help="ranked chunks handed to the packer")
+    parser.add_argument("--store", type=Path, default=DEFAULT_STORE,
+                        help="index store directory (default: %(default)s)")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild indexes even if up to date or corrupt")
+
+
+def pack_config_from_args(args: argparse.Namespace) -> PackConfig:
+    """The packer parameters given on the command line.
+
+    :param args: parsed arguments.
+    :return: the packer config.
+    :raises ValueError: if a value is out of range.
+    """
+    return PackConfig(
+        k=args.k,
+        budget=args.budget,
+        max_region_lines=args.max_region_lines,
+        max_regions_per_file=args.max_regions_per_file,
+        merge_gap=args.merge_gap,
+    )
+
+
+def chunker_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The chunker options given on the command line (only those that were given)."""
+    options: dict[str, Any] = {}
+    for name in CHUNKERS:
+        for option in chunker_options(name):
+            value = getattr(args, option, None)
+            if value is not None:
+                options[option] = value
+    return options
+
+
+def explorer_from_args(args: argparse.Namespace, retriever: str | None = None) -> IndexedExplorer | ReferenceAdapter:
+    """Build the explorer the command line describes.
+
+    :param args: parsed arguments (from :func:`add_explorer_arguments`).
+    :param retriever: override ``args.retriever`` (for scripts that loop over several).
+    :return: the explorer.
+    :raises ValueError: for an unknown name or an invalid option.
+    """
+    return make_explorer(
+        retriever or args.retriever,
+        chunker=args.chunker,
+        chunker_options=chunker_options_from_args(args),
+        retriever_options=dict(args.retriever_option),
+        pack=pack_config_from_args(args),
+        store=args.store,
+        top_n=args.top_n,
+        model=args.model,
+        rebuild=args.rebuild,
+    )

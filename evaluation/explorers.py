@@ -1,0 +1,197 @@
+"""Explorers: what turns (snapshot, issue text) into ranked regions, for the scripts and the evaluator.
+
+* :class:`IndexedExplorer` is this toolkit's pipeline: chunker → persisted index (built on first use) →
+  retriever ranking → the shared line-budget packer → at most K regions within B lines.
+* :class:`ReferenceAdapter` wraps the reference baselines of :mod:`evaluation.reference` (80/20 windows,
+  3000-chunk cap, raw top-K, no budget) behind the same ``explore`` call, so both run in one script.
+
+:func:`make_explorer` builds either from a name: ``bm25``, ``tfidf``, ``potion``, ``faiss``, ``hybrid`` (ours)
+or ``reference_bm25``, ``reference_tfidf``, ``reference_potion``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chunking.registry import make_chunker
+from chunking.types import Chunk
+from chunking.walk import WalkConfig
+from evaluation.reference import REFERENCE_EXPLORERS
+from indexes.build import ensure_index, open_index
+from retrievers.packing import PackConfig, pack
+from retrievers.registry import RETRIEVERS, make_retriever
+
+#: Default store for persisted indexes (git-ignored).
+DEFAULT_STORE = Path("outputs/indexes")
+#: Retrievers that take a ``model`` option.
+EMBEDDING_RETRIEVERS = ("potion", "faiss", "hybrid")
+
+
+def _resolve_model(model: str | None) -> str | None:
+    """Make a local model path absolute (so the index key does not depend on the working directory)."""
+    if model and os.path.isdir(model):
+        return str(Path(model).resolve())
+    return model
+
+
+@dataclass
+class IndexedExplorer:
+    """Chunk → index → rank → pack, over indexes persisted in ``store`` and reused across runs.
+
+    :param retriever: retriever name (``bm25``, ``tfidf``, ``potion``, ``faiss``, ``hybrid``).
+    :param chunker: chunk strategy name (``window``, ``function``, ``hybrid``, ``file``).
+    :param chunker_options: options of the chunker (e.g. ``{"max_lines": 120}``).
+    :param retriever_options: options of the retriever (e.g. ``{"model": PATH}``).
+    :param pack: the line-budget packer's parameters (K, B, ...).
+    :param store: index store root.
+    :param walk: snapshot walking rules.
+    :param top_n: how many ranked chunks are handed to the packer.
+    :param rebuild: rebuild indexes even when up to date (once per snapshot in this process).
+    :raises ValueError: for an unknown chunker, retriever or option.
+    """
+
+    retriever: str = "bm25"
+    chunker: str = "function"
+    chunker_options: dict[str, Any] = field(default_factory=dict)
+    retriever_options: dict[str, Any] = field(default_factory=dict)
+    pack: PackConfig = field(default_factory=PackConfig)
+    store: Path = DEFAULT_STORE
+    walk: WalkConfig = field(default_factory=WalkConfig)
+    top_n: int = 200
+    rebuild: bool = False
+
+    def __post_init__(self) -> None:
+        if "model" in self.retriever_options:
+            self.retriever_options["model"] = _resolve_model(self.retriever_options["model"])
+        self._chunker = make_chunker(self.chunker, **self.chunker_options)
+        make_retriever(self.retriever, **self.retriever_options)  # validate name and options now
+        self._rebuilt: set[Path] = set()
+
+    @property
+    def name(self) -> str:
+        """Explorer name written to result rows, e.g. ``bm25+function``."""
+        return f"{self.retriever}+{self.chunker}"
+
+    @property
+    def explorer_config(self) -> dict[str, Any]:
+        """Everything that determines the output: chunker, retriever and packer configs."""
+        return {
+            "chunker": {"name": self.chunker, "config": self._chunker.config()},
+            "retriever": {"name": self.retriever, "config": self._new_retriever().config()},
+            "pack": self.pack.to_dict(),
+            "top_n": self.top_n,
+            "walk": self.walk.to_dict(),
+        }
+
+    def _new_retriever(self) -> Any:
+        return make_retriever(self.retriever, **self.retriever_options)
+
+    def prepare(self, snapshot_dir: Path, snapshot_name: str | None = None) -> Any:
+        """Build the snapshot's index if it is missing or stale (what ``scripts/index_repos.py`` does).
+
+        :param snapshot_dir: the snapshot.
+        :param snapshot_name: its name in the store (default: the directory name).
+        :return: the :class:`indexes.build.BuildReport`.
+        """
+        snapshot_dir = Path(snapshot_dir)
+        rebuild = self.rebuild and snapshot_dir not in self._rebuilt
+        self._rebuilt.add(snapshot_dir)
+        return ensure_index(
+            snapshot_dir, self.store, self._chunker, [self._new_retriever()], self.walk, rebuild, snapshot_name
+        )
+
+    def rank(self, snapshot_dir: Path, query: str, snapshot_name: str | None = None) -> tuple[list[Chunk], Any]:
+        """Ranked chunks (best first, at most ``top_n``) and the loaded index.
+
+        :param snapshot_dir: the snapshot.
+        :param query: issue text.
+        :param snapshot_name: its name in the store.
+        :return: ``(ranked chunks, LoadedIndex)``.
+        """
+        self.prepare(snapshot_dir, snapshot_name)
+        index = open_index(snapshot_dir, self.store, self._chunker, self._new_retriever(), self.walk, snapshot_name)
+        hits = index.retriever.search(query, self.top_n) if query.strip() else []
+        return [index.chunks[h.index] for h in hits], index
+
+    def explore(self, snapshot_dir: Path, query: str, snapshot_name: str | None = None) -> list[Chunk]:
+        """Regions for an issue: the ranking packed into at most K regions within the line budget.
+
+        :param snapshot_dir: the snapshot.
+        :param query: issue text; an empty query gives ``[]``.
+        :param snapshot_name: its name in the store.
+        :return: the regions, best first.
+        """
+        ranked, index = self.rank(snapshot_dir, query, snapshot_name)
+        return pack(ranked, self.pack, index.file_lines)
+
+
+@dataclass
+class ReferenceAdapter:
+    """A reference baseline (spec §2) behind the explorer interface: raw top-K windows, no line budget.
+
+    :param name: ``reference_bm25``, ``reference_tfidf`` or ``reference_potion``.
+    :param k: regions returned (top-K).
+    :param options: options of the reference class (e.g. ``model_path`` for Potion).
+    """
+
+    name: str
+    k: int = 5
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.name not in REFERENCE_EXPLORERS:
+            raise ValueError(f"unknown reference explorer {self.name!r}; valid: {', '.join(REFERENCE_EXPLORERS)}")
+
+    @property
+    def explorer_config(self) -> dict[str, Any]:
+        """The reference's own config keys (chunk_size, chunk_overlap, model_path...)."""
+        return {"reference": self.name, "top_k": self.k, **self.options}
+
+    def explore(self, snapshot_dir: Path, query: str, snapshot_name: str | None = None) -> list[dict[str, Any]]:
+        """The reference baseline's top-K regions (dicts) for the issue text."""
+        explorer = REFERENCE_EXPLORERS[self.name](snapshot_dir, **self.options)
+        return explorer.explore(query, self.k)
+
+
+def make_explorer(
+    name: str,
+    *,
+    chunker: str = "function",
+    chunker_options: dict[str, Any] | None = None,
+    retriever_options: dict[str, Any] | None = None,
+    pack: PackConfig | None = None,
+    store: Path = DEFAULT_STORE,
+    top_n: int = 200,
+    model: str | None = None,
+    rebuild: bool = False,
+) -> IndexedExplorer | ReferenceAdapter:
+    """Build an explorer by name (ours: a retriever name; reference: ``reference_*``).
+
+    :param name: retriever or reference explorer name.
+    :param chunker: chunk strategy (ours only).
+    :param chunker_options: chunker options (ours only).
+    :param retriever_options: retriever options (ours only).
+    :param pack: packer parameters; the reference uses only ``pack.k``.
+    :param store: index store root (ours only).
+    :param top_n: ranked chunks handed to the packer (ours only).
+    :param model: embedding model path or hub id (potion, faiss, hybrid, reference_potion).
+    :param rebuild: rebuild indexes (ours only).
+    :return: the explorer.
+    :raises ValueError: for an unknown name, listing the valid ones.
+    """
+    pack = pack or PackConfig()
+    if name in REFERENCE_EXPLORERS:
+        options = {"model_path": _resolve_model(model)} if name == "reference_potion" and model else {}
+        return ReferenceAdapter(name, pack.k, options)
+    if name not in RETRIEVERS:
+        valid = ", ".join([*RETRIEVERS, *REFERENCE_EXPLORERS])
+        raise ValueError(f"unknown explorer {name!r}; valid: {valid}")
+    options = dict(retriever_options or {})
+    if model is not None and name in EMBEDDING_RETRIEVERS:
+        options["model"] = model
+    return IndexedExplorer(
+        name, chunker, dict(chunker_options or {}), options, pack, Path(store), WalkConfig(), top_n, rebuild
+    )
