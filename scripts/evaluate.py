@@ -1,0 +1,81 @@
+"""Score result JSONL files against a bench and print the SWE-Explore metrics table.
+
+Usage::
+
+    python scripts/evaluate.py --bench FILE --repos DIR PRED.jsonl [PRED.jsonl ...]
+        [--k K] [--per-repo] [--metrics all|main] [--format markdown|plain] [--line-counts lines|splitlines]
+        [--normalize-paths] [--json OUT]
+
+Metrics are recomputed from each row's ``regions`` with the reference-compatible evaluator
+(``docs/metrics.md``): mean over evaluated instances; instances without a snapshot are excluded; failed rows and
+bench instances with no row count as 0 (as the reference's new runner does). One table row per file (labelled by
+its explorer name, or file name when they clash); ``--per-repo`` adds a table per repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from evaluation.bench import load_bench
+from evaluation.cli import MINI_BENCH, MINI_REPOS
+from evaluation.line_counts import LINE_COUNT_MODES
+from evaluation.metrics import METRIC_NAMES
+from evaluation.results import evaluate_rows, format_table, read_rows, summarize
+
+MAIN_METRICS = [
+    "hit_file_rate", "hit_region_rate", "ndcg_at_500", "recall_at_500", "context_efficiency",
+    "precision", "recall", "f1_score", "first_useful_hit",
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit status (0 ok, 2 bad input)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("predictions", type=Path, nargs="+", help="result JSONL file(s)")
+    parser.add_argument("--bench", type=Path, default=MINI_BENCH, help="bench JSONL (default: the mini bench)")
+    parser.add_argument("--repos", type=Path, default=MINI_REPOS, help="snapshots, one per instance_id")
+    parser.add_argument("--k", type=int, default=None, help="score only the first K regions of each row")
+    parser.add_argument("--per-repo", action="store_true", help="also print one table per repository")
+    parser.add_argument("--metrics", choices=["all", "main"], default="all", help="all 17 metrics or the main 9")
+    parser.add_argument("--format", choices=["markdown", "plain"], default="markdown")
+    parser.add_argument("--line-counts", choices=LINE_COUNT_MODES, default="lines",
+                        help="line definition for end=-1/negative starts: ours or the reference's splitlines")
+    parser.add_argument("--normalize-paths", action="store_true", help="normalise predicted paths (./a.py -> a.py)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the summaries as JSON")
+    args = parser.parse_args(argv)
+    try:
+        records = load_bench(args.bench)
+        tables, summaries = {}, {}
+        for path in args.predictions:
+            rows = read_rows(path)
+            label = str(rows[0].get("explorer") or path.stem) if rows else path.stem
+            if label in tables:
+                label = f"{label} ({path.name})"
+            scored = evaluate_rows(rows, records, args.repos, k=args.k, line_count_mode=args.line_counts,
+                                   normalize_paths=args.normalize_paths)
+            summaries[label] = summarize(scored, records)
+            tables[label] = summaries[label]["metrics"]
+    except (ValueError, FileNotFoundError, KeyError) as exc:
+        parser.error(str(exc))
+    metrics = METRIC_NAMES if args.metrics == "all" else MAIN_METRICS
+    cases = {label: s["cases"] for label, s in summaries.items()}
+    print(f"{args.bench}: instances scored per file: {cases}")
+    print(format_table(tables, metrics=metrics, style=args.format))
+    if args.per_repo:
+        repos = sorted({repo for s in summaries.values() for repo in s["per_repo"]})
+        for repo in repos:
+            per = {label: s["per_repo"][repo]["metrics"] for label, s in summaries.items() if repo in s["per_repo"]}
+            n = max(s["per_repo"].get(repo, {}).get("cases", 0) for s in summaries.values())
+            print(f"\n{repo} ({n} instances)")
+            print(format_table(per, metrics=metrics, style=args.format))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(summaries, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

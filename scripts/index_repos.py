@@ -1,0 +1,99 @@
+"""Build and save the chunk table and retriever indexes of every snapshot, resumably and in parallel.
+
+Usage::
+
+    python scripts/index_repos.py --repos DIR [--bench FILE] [--out DIR] [--chunker NAME [options]]
+        [--retriever NAME ...] [--model PATH] [--jobs N] [--backend loky|dask] [--scheduler ADDRESS] [--rebuild]
+
+Indexes every snapshot directory under ``--repos`` (or only those the ``--bench`` file names) into ``--out``
+(default ``outputs/indexes``, git-ignored): ``<out>/<snapshot>/<chunker>-<hash>/`` with a manifest (toolkit
+version, chunker and walk config, snapshot fingerprint, counts, skipped files by reason) and one directory per
+retriever. Up-to-date indexes are skipped, so re-running after a kill resumes; a failing snapshot is reported
+and the others go on. A run report is written to ``<out>/_reports/``. Exit status 1 if any snapshot failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from tqdm import tqdm
+
+from evaluation.bench import find_snapshot, load_bench
+from evaluation.cli import MINI_REPOS, add_explorer_arguments, chunker_options_from_args
+from evaluation.explorers import DEFAULT_STORE, EMBEDDING_RETRIEVERS, _resolve_model
+from indexes.batch import BACKENDS, IndexJob, index_many
+from indexes.store import write_json
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repos", type=Path, default=MINI_REPOS, help="directory of snapshots")
+    parser.add_argument("--bench", type=Path, default=None, help="only the snapshots this bench JSONL names")
+    parser.add_argument("--out", type=Path, default=DEFAULT_STORE, help="index store (default: %(default)s)")
+    parser.add_argument("--jobs", "-j", type=int, default=1, help="parallel workers (-1: all cores)")
+    parser.add_argument("--backend", default="loky", choices=BACKENDS, help="joblib backend (default: loky)")
+    parser.add_argument("--scheduler", default=None, help="Dask scheduler address, with --backend dask")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_explorer_arguments(parser, multiple_retrievers=True)
+    args = parser.parse_args(argv)
+    if not args.repos.is_dir():
+        parser.error(f"--repos {args.repos} is not a directory")
+    if args.bench:
+        records = load_bench(args.bench)
+        found = {find_snapshot(r, args.repos) for r in records}
+        missing = [r.instance_id for r in records if find_snapshot(r, args.repos) is None]
+        if missing:
+            print(f"warning: {len(missing)} bench instance(s) have no snapshot, e.g. {missing[:3]}", file=sys.stderr)
+        snapshots = sorted(p for p in found if p is not None)
+    else:
+        snapshots = sorted(p for p in args.repos.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not snapshots:
+        parser.error(f"no snapshot directories under {args.repos}")
+    retrievers = []
+    for name in args.retriever or ["bm25"]:
+        options = dict(args.retriever_option)
+        if name in EMBEDDING_RETRIEVERS and args.model:
+            options["model"] = _resolve_model(args.model)
+        retrievers.append((name, options))
+    job = IndexJob(args.chunker, chunker_options_from_args(args), tuple(retrievers), {}, args.rebuild)
+    try:  # validate names and options once, before any worker starts
+        from chunking.registry import make_chunker
+        from retrievers.registry import make_retriever
+
+        make_chunker(job.chunker, **job.chunker_options)
+        for name, options in job.retrievers:
+            make_retriever(name, **options)
+    except ValueError as exc:
+        parser.error(str(exc))
+
+    def bar(results, total):  # noqa: ANN001, ANN202 - tqdm wrapper
+        return tqdm(results, total=total, desc="indexing", unit="snapshot", disable=args.quiet)
+
+    t0 = time.perf_counter()
+    reports = index_many(snapshots, args.out, job, args.jobs, args.backend, args.scheduler, bar)
+    wall = time.perf_counter() - t0
+    reports.sort(key=lambda r: r["snapshot"])
+    status = {s: sum(r["status"] == s for r in reports) for s in ("built", "up-to-date", "error")}
+    lines = sum(r.get("counts", {}).get("lines", 0) for r in reports)
+    run = {"argv": sys.argv if argv is None else argv, "job": job.__dict__ | {"retrievers": retrievers},
+           "jobs": args.jobs, "backend": args.backend, "wall_seconds": round(wall, 3), "status": status,
+           "lines": lines, "snapshots": reports}
+    report_path = args.out / "_reports" / f"index-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.json"
+    report_path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(report_path, json.loads(json.dumps(run, default=str)))
+    print(f"{len(reports)} snapshots: {status['built']} built, {status['up-to-date']} up to date, "
+          f"{status['error']} failed; {lines:,} lines in {wall:.1f} s; report {report_path}")
+    for r in reports:
+        if r["status"] == "error":
+            print(f"  FAILED {r['snapshot']}: {r['error']}", file=sys.stderr)
+    return 1 if status["error"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
