@@ -1,0 +1,119 @@
+"""End-to-end tests of the scripts on the mini bench that ships with the project (examples/mini)."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MINI_BENCH = ROOT / "examples" / "mini" / "mini.jsonl"
+MINI_REPOS = ROOT / "examples" / "mini" / "repos"
+
+
+def _script(name: str) -> Callable[[list[str]], int]:
+    return runpy.run_path(str(ROOT / "scripts" / f"{name}.py"))["main"]
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _run(tmp_path: Path, *extra: str) -> tuple[int, Path]:
+    out = tmp_path / "rows.jsonl"
+    argv = ["--bench", str(MINI_BENCH), "--repos", str(MINI_REPOS), "--out", str(out),
+            "--store", str(tmp_path / "store"), "--quiet", *extra]
+    return _script("run_baselines")(argv), out
+
+
+def test_run_baselines_writes_one_reference_row_per_instance(tmp_path: Path) -> None:
+    """BM25 over function chunks finds the buggy definition of each mini instance first, within K and B."""
+    status, out = _run(tmp_path, "--k", "3", "--budget", "60")
+    assert status == 0
+    rows = {r["instance_id"]: r for r in _rows(out)}
+    assert sorted(rows) == ["mini__goserver-2", "mini__pyshop-1", "mini__rustcalc-4", "mini__tsformat-3"]
+    first = {iid: (r["regions"][0]["path"], r["regions"][0]["start"]) for iid, r in rows.items()}
+    assert first["mini__pyshop-1"][0] == "pyshop/cart.py"
+    assert first["mini__goserver-2"] == ("server/handler.go", 14)
+    assert first["mini__tsformat-3"] == ("src/format.ts", 8)
+    for row in rows.values():
+        assert row["outcome"] == "SUCCESS" and row["explorer"] == "bm25+function"
+        assert 1 <= row["num_regions"] <= 3
+        assert sum(r["end"] - r["start"] + 1 for r in row["regions"]) <= 60
+        assert set(row["metrics"]) >= {"hit_file_rate", "ndcg_at_500", "context_efficiency"}
+        assert row["explorer_config"]["pack"]["k"] == 3
+    assert rows["mini__goserver-2"]["metrics"]["hit_file_rate"] == 1.0
+
+
+def test_run_baselines_resumes_and_refuses_a_different_config(tmp_path: Path) -> None:
+    """A second run appends nothing; a run with another K into the same file is refused (exit 2)."""
+    _run(tmp_path)
+    out = tmp_path / "rows.jsonl"
+    before = out.read_text()
+    assert _run(tmp_path)[0] == 0
+    assert out.read_text() == before
+    with pytest.raises(SystemExit) as exc:
+        _run(tmp_path, "--k", "2")
+    assert exc.value.code == 2
+
+
+def test_reference_baseline_runs_through_the_same_script(tmp_path: Path) -> None:
+    """The reference BM25 re-run returns raw 80-line windows of .py/.md/.toml files only (no Go, TS, Rust)."""
+    status, out = _run(tmp_path, "--retriever", "reference_bm25")
+    assert status == 0
+    rows = {r["instance_id"]: r for r in _rows(out)}
+    go_paths = {reg["path"] for reg in rows["mini__goserver-2"]["regions"]}
+    assert not any(p.endswith(".go") for p in go_paths)
+    assert rows["mini__goserver-2"]["metrics"]["hit_file_rate"] == 0.0
+
+
+def test_evaluate_prints_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """evaluate.py rescored rows match the metrics written by run_baselines.py."""
+    _, out = _run(tmp_path)
+    capsys.readouterr()
+    assert _script("evaluate")(["--bench", str(MINI_BENCH), "--repos", str(MINI_REPOS), str(out),
+                                "--json", str(tmp_path / "s.json")]) == 0
+    printed = capsys.readouterr().out
+    assert "bm25+function" in printed and "nDCG@500" in printed
+    summary = json.loads((tmp_path / "s.json").read_text())["bm25+function"]
+    rows = _rows(out)
+    mean_hit = sum(r["metrics"]["hit_file_rate"] for r in rows) / len(rows)
+    assert summary["cases"] == 4
+    assert summary["metrics"]["hit_file_rate"] == pytest.approx(mean_hit)
+
+
+def test_index_repos_builds_then_skips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """index_repos.py builds every mini snapshot with two retrievers, then finds them all up to date."""
+    argv = ["--repos", str(MINI_REPOS), "--out", str(tmp_path / "store"), "--quiet",
+            "--retriever", "bm25", "--retriever", "tfidf", "--chunker", "window", "--size", "20", "--overlap", "5"]
+    index_repos = _script("index_repos")
+    assert index_repos(argv) == 0
+    assert "4 built, 0 up to date, 0 failed" in capsys.readouterr().out
+    assert index_repos(argv) == 0
+    assert "0 built, 4 up to date, 0 failed" in capsys.readouterr().out
+    manifests = sorted((tmp_path / "store").glob("*/window-*/manifest.json"))
+    assert len(manifests) == 4
+    manifest = json.loads(manifests[0].read_text())
+    assert manifest["chunker"] == {"name": "window", "config": {"name": "window", "size": 20, "overlap": 5}}
+    # mini__goserver-2: cmd/app/main.go, go.mod, server/handler.go, server/logging.go
+    assert manifest["snapshot"]["name"] == "mini__goserver-2"
+    assert manifest["counts"]["files"] == manifest["stats"]["walk"]["files_indexed"] == 4
+
+
+def test_index_repos_records_a_failing_snapshot_and_goes_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A corrupt index in one snapshot is reported as failed while the others are built; exit status 1."""
+    store = tmp_path / "store"
+    argv = ["--repos", str(MINI_REPOS), "--out", str(store), "--quiet"]
+    index_repos = _script("index_repos")
+    assert index_repos(argv) == 0
+    npz = next(store.glob("mini__pyshop-1/function-*/chunks.npz"))
+    npz.write_bytes(b"garbage")
+    (store / "mini__rustcalc-4").rename(tmp_path / "gone")
+    capsys.readouterr()
+    assert index_repos(argv) == 1
+    captured = capsys.readouterr()
+    assert "1 built, 2 up to date, 1 failed" in captured.out
+    assert "mini__pyshop-1" in captured.err and "chunks.npz" in captured.err
