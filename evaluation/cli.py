@@ -15,6 +15,7 @@ from chunking.registry import CHUNKERS, add_chunker_arguments, chunker_options
 from evaluation.explorers import DEFAULT_STORE, IndexedExplorer, ReferenceAdapter, make_explorer
 from evaluation.reference import REFERENCE_EXPLORERS
 from retrievers.packing import PackConfig
+from retrievers.priors import RankPriors
 from retrievers.registry import RETRIEVERS
 
 #: The small default input that ships with the project (hand-written instances over tiny repos).
@@ -59,10 +60,20 @@ def add_explorer_arguments(parser: argparse.ArgumentParser, multiple_retrievers:
                              "(default: $SWE_EXPLORE_POTION_MODEL, else minishlab/potion-base-8M)")
     parser.add_argument("--k", type=int, default=5, help="regions per instance, top-K (default: %(default)s)")
     parser.add_argument("--budget", type=int, default=500, help="line budget B per instance (default: %(default)s)")
-    parser.add_argument("--max-region-lines", type=int, default=None, help="cap on one region's lines")
-    parser.add_argument("--max-regions-per-file", type=int, default=None, help="cap on regions in one file")
-    parser.add_argument("--merge-gap", type=int, default=0, help="merge chunks this close in one file")
+    pack = PackConfig()
+    parser.add_argument("--max-region-lines", type=int, default=pack.max_region_lines,
+                        help="cap on one region's lines (default: %(default)s)")
+    parser.add_argument("--max-regions-per-file", type=int, default=pack.max_regions_per_file,
+                        help="cap on regions in one file (default: %(default)s)")
+    parser.add_argument("--merge-gap", type=int, default=pack.merge_gap,
+                        help="merge chunks this close in one file (default: %(default)s)")
+    parser.add_argument("--no-fill", dest="fill", action="store_false",
+                        help="do not spend the unused budget on context around the regions")
     parser.add_argument("--top-n", type=int, default=200, help="ranked chunks handed to the packer")
+    parser.add_argument("--no-priors", action="store_true", help="raw retriever ranking (no ranking priors)")
+    for name, default in RankPriors().to_dict().items():
+        parser.add_argument("--" + name.replace("_", "-"), type=float, default=None,
+                            help=f"ranking prior (default {default}; see retrievers/priors.py)")
     parser.add_argument("--store", type=Path, default=DEFAULT_STORE,
                         help="index store directory (default: %(default)s)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild indexes even if up to date or corrupt")
@@ -81,7 +92,20 @@ def pack_config_from_args(args: argparse.Namespace) -> PackConfig:
         max_region_lines=args.max_region_lines,
         max_regions_per_file=args.max_regions_per_file,
         merge_gap=args.merge_gap,
+        fill=args.fill,
     )
+
+
+def priors_from_args(args: argparse.Namespace) -> RankPriors:
+    """The ranking priors given on the command line (``--no-priors`` turns them all off).
+
+    :param args: parsed arguments.
+    :return: the priors.
+    :raises ValueError: if a weight is out of range.
+    """
+    base = RankPriors.off() if args.no_priors else RankPriors()
+    given = {k: getattr(args, k) for k in base.to_dict() if getattr(args, k, None) is not None}
+    return RankPriors(**(base.to_dict() | given))
 
 
 def chunker_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
@@ -109,6 +133,7 @@ def explorer_from_args(args: argparse.Namespace, retriever: str | None = None) -
         chunker_options=chunker_options_from_args(args),
         retriever_options=dict(args.retriever_option),
         pack=pack_config_from_args(args),
+        priors=priors_from_args(args),
         store=args.store,
         top_n=args.top_n,
         model=args.model,

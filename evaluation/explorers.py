@@ -22,6 +22,7 @@ from chunking.walk import WalkConfig
 from evaluation.reference import REFERENCE_EXPLORERS
 from indexes.build import ensure_index, open_index
 from retrievers.packing import PackConfig, pack
+from retrievers.priors import RankPriors, apply_priors
 from retrievers.registry import RETRIEVERS, make_retriever
 
 #: Default store for persisted indexes (git-ignored).
@@ -46,6 +47,7 @@ class IndexedExplorer:
     :param chunker_options: options of the chunker (e.g. ``{"max_lines": 120}``).
     :param retriever_options: options of the retriever (e.g. ``{"model": PATH}``).
     :param pack: the line-budget packer's parameters (K, B, ...).
+    :param priors: ranking priors applied to the retriever's hits (``RankPriors.off()`` for the raw ranking).
     :param store: index store root.
     :param walk: snapshot walking rules.
     :param top_n: how many ranked chunks are handed to the packer.
@@ -58,6 +60,7 @@ class IndexedExplorer:
     chunker_options: dict[str, Any] = field(default_factory=dict)
     retriever_options: dict[str, Any] = field(default_factory=dict)
     pack: PackConfig = field(default_factory=PackConfig)
+    priors: RankPriors = field(default_factory=RankPriors)
     store: Path = DEFAULT_STORE
     walk: WalkConfig = field(default_factory=WalkConfig)
     top_n: int = 200
@@ -81,6 +84,7 @@ class IndexedExplorer:
         return {
             "chunker": {"name": self.chunker, "config": self._chunker.config()},
             "retriever": {"name": self.retriever, "config": self._new_retriever().config()},
+            "priors": self.priors.to_dict(),
             "pack": self.pack.to_dict(),
             "top_n": self.top_n,
             "walk": self.walk.to_dict(),
@@ -114,6 +118,7 @@ class IndexedExplorer:
         self.prepare(snapshot_dir, snapshot_name)
         index = open_index(snapshot_dir, self.store, self._chunker, self._new_retriever(), self.walk, snapshot_name)
         hits = index.retriever.search(query, self.top_n) if query.strip() else []
+        hits = apply_priors(query, index.chunks, hits, self.priors)
         return [index.chunks[h.index] for h in hits], index
 
     def explore(self, snapshot_dir: Path, query: str, snapshot_name: str | None = None) -> list[Chunk]:
@@ -163,6 +168,7 @@ def make_explorer(
     chunker_options: dict[str, Any] | None = None,
     retriever_options: dict[str, Any] | None = None,
     pack: PackConfig | None = None,
+    priors: RankPriors | None = None,
     store: Path = DEFAULT_STORE,
     top_n: int = 200,
     model: str | None = None,
@@ -175,6 +181,7 @@ def make_explorer(
     :param chunker_options: chunker options (ours only).
     :param retriever_options: retriever options (ours only).
     :param pack: packer parameters; the reference uses only ``pack.k``.
+    :param priors: ranking priors (ours only); default ``RankPriors()``.
     :param store: index store root (ours only).
     :param top_n: ranked chunks handed to the packer (ours only).
     :param model: embedding model path or hub id (potion, faiss, hybrid, reference_potion).
@@ -193,5 +200,6 @@ def make_explorer(
     if model is not None and name in EMBEDDING_RETRIEVERS:
         options["model"] = model
     return IndexedExplorer(
-        name, chunker, dict(chunker_options or {}), options, pack, Path(store), WalkConfig(), top_n, rebuild
+        name, chunker, dict(chunker_options or {}), options, pack, priors or RankPriors(), Path(store), WalkConfig(),
+        top_n, rebuild,
     )

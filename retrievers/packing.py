@@ -18,12 +18,16 @@ The packer is greedy and deterministic. It walks the ranking best first and, for
 3. otherwise, if fewer than ``k`` regions exist and the file has fewer than ``max_regions_per_file`` regions,
    opens a new region (breadth), cut to the remaining budget; a chunk is cut only if at least
    ``min_region_lines`` of it fit;
-4. stops when the budget is spent or ``max_candidates`` chunks have been read.
+4. stops when the budget is spent or ``max_candidates`` chunks have been read;
+5. with ``fill``, spends what is left of the budget on context: regions grow, best-ranked first, downwards and
+   then upwards within their file, each up to ``max_region_lines`` (needs ``file_lines``).
 
 Regions are then coalesced (same file, overlapping or adjacent → one region), so no line is ever emitted
 twice, and returned in the order of the best-ranked chunk each contains. Cutting keeps the head of a chunk
 (its signature and docstring). Depth versus breadth is set by ``max_region_lines`` (a cap on one region),
-``max_regions_per_file`` and ``merge_gap``; the defaults were chosen on the dev set (``docs/benchmarks.md``).
+``max_regions_per_file`` and ``merge_gap``. The defaults (K=5, B=500, at most 200 lines per region and 2 regions per
+file, merge within 20 lines, fill) are a middle setting chosen on the dev set; ``docs/benchmarks.md`` shows the
+trade-off (one region per file raises HitFile and lowers recall and context efficiency).
 """
 
 from __future__ import annotations
@@ -42,20 +46,23 @@ class PackConfig:
     :param budget: maximum total lines over all regions (line budget B, ``>= 1``).
     :param max_region_lines: cap on the lines of one region; ``None`` means ``budget``.
     :param max_regions_per_file: cap on the regions opened in one file; ``None`` means ``k``.
+        :meth:`plain` gives a config with no caps, no merging gap and no fill.
     :param merge_gap: a chunk within this many lines of a chosen region of its file is merged into it
         (``0``: only overlapping or adjacent chunks merge).
     :param min_region_lines: a chunk cut to fit the remaining budget must keep at least this many lines.
     :param max_candidates: how many ranked chunks are read at most.
+    :param fill: spend the unused budget growing regions with surrounding lines (step 5).
     :raises ValueError: if a parameter is out of range.
     """
 
     k: int = 5
     budget: int = 500
-    max_region_lines: int | None = None
-    max_regions_per_file: int | None = None
-    merge_gap: int = 0
+    max_region_lines: int | None = 200
+    max_regions_per_file: int | None = 2
+    merge_gap: int = 20
     min_region_lines: int = 1
     max_candidates: int = 1000
+    fill: bool = True
 
     def __post_init__(self) -> None:
         checks = {
@@ -75,6 +82,18 @@ class PackConfig:
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable parameters, written into result rows as part of ``explorer_config``."""
         return asdict(self)
+
+    @classmethod
+    def plain(cls, k: int = 5, budget: int = 500, **options: Any) -> PackConfig:
+        """Only K and B: no region or per-file cap, merge only touching chunks, no fill.
+
+        :param k: maximum number of regions.
+        :param budget: line budget.
+        :param options: any other field to set.
+        :return: the config.
+        """
+        base: dict[str, Any] = {"max_region_lines": None, "max_regions_per_file": None, "merge_gap": 0, "fill": False}
+        return cls(k=k, budget=budget, **(base | options))
 
 
 @dataclass
@@ -132,7 +151,29 @@ def pack(
             continue
         regions.append(_Region(chunk.path, start, start + size - 1, rank, [chunk]))
         used += size
-    return [_to_chunk(r) for r in _coalesce(regions)]
+    regions = _coalesce(regions)
+    if cfg.fill and file_lines is not None:
+        _fill(regions, cfg.budget - sum(r.n_lines for r in regions), region_cap, file_lines)
+        regions = _coalesce(regions)
+    return [_to_chunk(r) for r in regions]
+
+
+def _fill(regions: list[_Region], left: int, cap: int, file_lines: Mapping[str, int]) -> None:
+    """Grow regions in rank order into the lines around them (never into another region of the file)."""
+    for region in regions:
+        if left <= 0:
+            return
+        others = [r for r in regions if r.path == region.path and r is not region]
+        floor = max([r.end for r in others if r.end < region.start], default=0) + 1
+        ceiling = min([r.start for r in others if r.start > region.end], default=file_lines.get(region.path, 0) + 1) - 1
+        grow = min(left, cap - region.n_lines, max(0, ceiling - region.end))
+        if grow > 0:
+            region.end += grow
+            left -= grow
+        grow = min(left, cap - region.n_lines, max(0, region.start - floor))
+        if grow > 0:
+            region.start -= grow
+            left -= grow
 
 
 def _extend(region: _Region, start: int, end: int, chunk: Chunk, used: int, budget: int, cap: int) -> int:

@@ -21,13 +21,13 @@ def _spans(regions: list[Chunk]) -> list[tuple[str, int, int]]:
 def test_distinct_files_become_regions_in_rank_order() -> None:
     """Chunks of different files each open a region, in ranking order."""
     ranked = [_c("b.py", 10, 19), _c("a.py", 1, 5), _c("c.py", 3, 4)]
-    assert _spans(pack(ranked)) == [("b.py", 10, 19), ("a.py", 1, 5), ("c.py", 3, 4)]
+    assert _spans(pack(ranked, PackConfig.plain())) == [("b.py", 10, 19), ("a.py", 1, 5), ("c.py", 3, 4)]
 
 
 def test_overlapping_and_adjacent_chunks_merge() -> None:
     """Overlapping (1-10, 5-14) and adjacent (15-20) chunks of one file become one region of 20 lines."""
     ranked = [_c("a.py", 1, 10, "f"), _c("a.py", 5, 14, "g"), _c("a.py", 15, 20, "h")]
-    regions = pack(ranked)
+    regions = pack(ranked, PackConfig.plain())
     assert _spans(regions) == [("a.py", 1, 20)]
     assert regions[0].symbol == "f;g;h"
     assert regions[0].kind == "region"
@@ -36,60 +36,60 @@ def test_overlapping_and_adjacent_chunks_merge() -> None:
 def test_gap_chunk_of_same_file_opens_a_second_region_unless_merge_gap() -> None:
     """A chunk 5 lines below a region is a new region by default and is merged (with the gap) at merge_gap=5."""
     ranked = [_c("a.py", 1, 10), _c("a.py", 16, 20)]
-    assert _spans(pack(ranked)) == [("a.py", 1, 10), ("a.py", 16, 20)]
-    assert _spans(pack(ranked, PackConfig(merge_gap=5))) == [("a.py", 1, 20)]
+    assert _spans(pack(ranked, PackConfig.plain())) == [("a.py", 1, 10), ("a.py", 16, 20)]
+    assert _spans(pack(ranked, PackConfig.plain(merge_gap=5))) == [("a.py", 1, 20)]
 
 
 def test_budget_cuts_the_last_region_to_its_head() -> None:
     """With B=25 a third chunk of 10 lines keeps its first 5 lines; nothing is emitted after the budget."""
     ranked = [_c("a.py", 1, 10), _c("b.py", 1, 10), _c("c.py", 21, 30), _c("d.py", 1, 3)]
-    regions = pack(ranked, PackConfig(budget=25))
+    regions = pack(ranked, PackConfig.plain(budget=25))
     assert _spans(regions) == [("a.py", 1, 10), ("b.py", 1, 10), ("c.py", 21, 25)]
 
 
 def test_min_region_lines_skips_tiny_cuts_but_keeps_small_whole_chunks() -> None:
     """A chunk cut to 2 lines is skipped at min_region_lines=3, but a whole 2-line chunk later still fits."""
     ranked = [_c("a.py", 1, 8), _c("b.py", 1, 10), _c("c.py", 1, 2)]
-    regions = pack(ranked, PackConfig(budget=10, min_region_lines=3))
+    regions = pack(ranked, PackConfig.plain(budget=10, min_region_lines=3))
     assert _spans(regions) == [("a.py", 1, 8), ("c.py", 1, 2)]
 
 
 def test_k_limits_regions_but_later_chunks_still_extend_chosen_regions() -> None:
     """With K=2, a third file is refused while a chunk adjacent to the first region still deepens it."""
     ranked = [_c("a.py", 1, 10), _c("b.py", 1, 10), _c("c.py", 1, 10), _c("a.py", 11, 15)]
-    assert _spans(pack(ranked, PackConfig(k=2))) == [("a.py", 1, 15), ("b.py", 1, 10)]
+    assert _spans(pack(ranked, PackConfig.plain(k=2))) == [("a.py", 1, 15), ("b.py", 1, 10)]
 
 
 def test_max_region_lines_caps_new_regions_and_extensions() -> None:
     """A 100-line chunk is cut to the 30-line cap, and an overlapping chunk cannot grow it past the cap."""
     ranked = [_c("a.py", 1, 100), _c("a.py", 25, 40), _c("b.py", 5, 6)]
-    regions = pack(ranked, PackConfig(max_region_lines=30))
+    regions = pack(ranked, PackConfig.plain(max_region_lines=30))
     assert _spans(regions) == [("a.py", 1, 30), ("b.py", 5, 6)]
 
 
 def test_max_regions_per_file_favours_breadth() -> None:
     """With one region per file, a second distant chunk of a.py is skipped and b.py gets the slot."""
     ranked = [_c("a.py", 1, 5), _c("a.py", 50, 60), _c("b.py", 1, 5)]
-    assert _spans(pack(ranked, PackConfig(k=2, max_regions_per_file=1))) == [("a.py", 1, 5), ("b.py", 1, 5)]
+    assert _spans(pack(ranked, PackConfig.plain(k=2, max_regions_per_file=1))) == [("a.py", 1, 5), ("b.py", 1, 5)]
 
 
 def test_file_lines_clips_to_file_bounds_and_drops_empty_files() -> None:
     """Known line counts clip a chunk past EOF and drop chunks of files with no lines."""
     ranked = [_c("a.py", 5, 40), _c("empty.py", 1, 3), _c("b.py", 1, 2)]
-    regions = pack(ranked, file_lines={"a.py": 12, "empty.py": 0, "b.py": 2})
+    regions = pack(ranked, PackConfig.plain(), file_lines={"a.py": 12, "empty.py": 0, "b.py": 2})
     assert _spans(regions) == [("a.py", 5, 12), ("b.py", 1, 2)]
 
 
 def test_extension_joining_two_regions_coalesces_them() -> None:
     """A chunk bridging two regions of one file makes them a single region; no line is emitted twice."""
     ranked = [_c("a.py", 1, 10), _c("a.py", 20, 30), _c("a.py", 8, 22)]
-    assert _spans(pack(ranked)) == [("a.py", 1, 30)]
+    assert _spans(pack(ranked, PackConfig.plain())) == [("a.py", 1, 30)]
 
 
 def test_empty_ranking_and_k_larger_than_chunks() -> None:
     """An empty ranking gives no regions; K larger than the chunk count gives one region per chunk."""
-    assert pack([]) == []
-    assert _spans(pack([_c("a.py", 1, 2)], PackConfig(k=50))) == [("a.py", 1, 2)]
+    assert pack([], PackConfig.plain()) == []
+    assert _spans(pack([_c("a.py", 1, 2)], PackConfig.plain(k=50))) == [("a.py", 1, 2)]
 
 
 @pytest.mark.parametrize("field,value", [("k", 0), ("budget", 0), ("merge_gap", -1), ("max_region_lines", 0)])
@@ -116,6 +116,7 @@ def test_invariants_over_random_rankings(seed: int) -> None:
         max_regions_per_file=rng.choice([None, 1, 2]),
         merge_gap=rng.randint(0, 10),
         min_region_lines=rng.randint(1, 10),
+        fill=rng.random() < 0.5,
     )
     regions = pack(ranked, cfg, file_lines=files)
     assert len(regions) <= cfg.k
@@ -129,3 +130,27 @@ def test_invariants_over_random_rankings(seed: int) -> None:
     assert pack(ranked, cfg, file_lines=files) == regions
     if ranked:
         assert regions, "a non-empty ranking with budget >= 1 yields at least one region"
+
+
+def test_fill_spends_the_budget_downwards_then_upwards_best_region_first() -> None:
+    """Fill grows the first region to its cap (down to EOF, then up), then the second with what is left."""
+    ranked = [_c("a.py", 10, 19), _c("b.py", 5, 6)]
+    cfg = PackConfig.plain(budget=40, max_region_lines=30, fill=True)
+    regions = pack(ranked, cfg, file_lines={"a.py": 25, "b.py": 100})
+    # left = 40 - 10 - 2 = 28. a.py 10-19 grows down 6 lines to EOF (25), then up 9 lines to line 1: 1-25.
+    # left = 28 - 15 = 13, so b.py 5-6 grows down 13 lines: 5-19. Total 25 + 15 = 40 lines.
+    assert _spans(regions) == [("a.py", 1, 25), ("b.py", 5, 19)]
+
+
+def test_fill_never_grows_into_another_region_of_the_same_file() -> None:
+    """Two regions of one file grow towards each other and are coalesced instead of overlapping."""
+    ranked = [_c("a.py", 1, 5), _c("a.py", 20, 24)]
+    regions = pack(ranked, PackConfig.plain(budget=100, fill=True), file_lines={"a.py": 30})
+    assert _spans(regions) == [("a.py", 1, 30)]
+
+
+def test_default_config_caps_regions_per_file_and_merges_near_chunks() -> None:
+    """The defaults keep at most 2 regions per file and merge chunks within 20 lines (gap filled)."""
+    ranked = [_c("a.py", 1, 5), _c("a.py", 20, 24), _c("a.py", 100, 104), _c("a.py", 200, 204), _c("b.py", 1, 3)]
+    regions = pack(ranked, PackConfig(fill=False))
+    assert _spans(regions) == [("a.py", 1, 24), ("a.py", 100, 104), ("b.py", 1, 3)]
