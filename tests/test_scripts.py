@@ -31,7 +31,7 @@ def _run(tmp_path: Path, *extra: str) -> tuple[int, Path]:
 
 def test_run_baselines_writes_one_reference_row_per_instance(tmp_path: Path) -> None:
     """BM25 over function chunks finds the buggy definition of each mini instance first, within K and B."""
-    status, out = _run(tmp_path, "--k", "3", "--budget", "60", "--no-fill")
+    status, out = _run(tmp_path, "--k", "3", "--budget", "60", "--no-fill", "--merge-gap", "0")
     assert status == 0
     rows = {r["instance_id"]: r for r in _rows(out)}
     assert sorted(rows) == ["mini__goserver-2", "mini__pyshop-1", "mini__rustcalc-4", "mini__tsformat-3"]
