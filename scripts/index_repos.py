@@ -45,7 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.repos.is_dir():
         parser.error(f"--repos {args.repos} is not a directory")
     if args.bench:
-        records = load_bench(args.bench)
+        try:
+            records = load_bench(args.bench)
+        except (ValueError, FileNotFoundError) as exc:
+            parser.error(str(exc))
         found = {find_snapshot(r, args.repos) for r in records}
         missing = [r.instance_id for r in records if find_snapshot(r, args.repos) is None]
         if missing:
