@@ -21,22 +21,11 @@ import sys
 import time
 from pathlib import Path
 
-from tqdm import tqdm
-
-from evaluation.bench import find_snapshot, load_bench
+from evaluation.bench import load_bench
 from evaluation.cli import MINI_BENCH, MINI_REPOS, add_explorer_arguments, explorer_from_args
-from evaluation.line_counts import file_line_counts
-from evaluation.metrics import evaluate_instance
-from evaluation.results import (
-    OUTCOME_ERROR,
-    OUTCOME_SUCCESS,
-    ResultsWriter,
-    evaluate_rows,
-    format_table,
-    make_row,
-    read_rows,
-    summarize,
-)
+from evaluation.results import evaluate_rows, format_table, read_rows, summarize
+from evaluation.runner import ConfigMismatchError, run_explorer
+from indexes.store import config_key
 
 MAIN_METRICS = [
     "hit_file_rate", "hit_region_rate", "ndcg_at_500", "recall_at_500", "context_efficiency",
@@ -50,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bench", type=Path, default=MINI_BENCH, help="bench JSONL (default: the mini bench)")
     parser.add_argument("--repos", type=Path, default=MINI_REPOS, help="snapshots, one per instance_id")
     parser.add_argument("--out", type=Path, default=None,
-                        help="result JSONL (default: outputs/results/<bench>/<explorer>.k<K>.b<B>.jsonl)")
+                        help="result JSONL (default: outputs/results/<bench>/<explorer>-<config hash>.jsonl)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
     parser.add_argument("--overwrite", action="store_true", help="start --out afresh instead of resuming")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -62,50 +51,20 @@ def main(argv: list[str] | None = None) -> int:
         explorer = explorer_from_args(args)
     except (ValueError, FileNotFoundError) as exc:
         parser.error(str(exc))
-    out = args.out or Path("outputs/results") / args.bench.stem / f"{explorer.name}.k{args.k}.b{args.budget}.jsonl"
-    config = explorer.explorer_config
-    if args.overwrite and out.exists():
-        out.unlink()
-    done: set[str] = set()
-    if out.exists():
-        rows = read_rows(out)
-        other = [r["instance_id"] for r in rows if r.get("explorer_config") != config]
-        if other:
-            parser.error(f"{out} holds rows of another explorer config (e.g. {other[0]}); "
-                         "use another --out or --overwrite")
-        done = {r["instance_id"] for r in rows}
-    failures = missing = 0
-    t_start = time.perf_counter()
-    with ResultsWriter(out) as writer:
-        for record in tqdm(records, desc=explorer.name, unit="instance", disable=args.quiet):
-            if record.instance_id in done:
-                continue
-            snapshot = find_snapshot(record, args.repos)
-            if snapshot is None:
-                missing += 1
-                logging.warning("%s: no snapshot under %s; skipped", record.instance_id, args.repos)
-                continue
-            t0 = time.perf_counter()
-            try:
-                regions = explorer.explore(snapshot, record.query, snapshot.name)
-                outcome, error = OUTCOME_SUCCESS, None
-            except Exception as exc:  # one instance's failure is recorded, the batch goes on
-                regions, outcome, error = [], OUTCOME_ERROR, exc
-                failures += 1
-                logging.error("%s: %s: %s", record.instance_id, type(exc).__name__, exc)
-            seconds = time.perf_counter() - t0
-            counts = file_line_counts(record.ground_truth, snapshot)
-            metrics = evaluate_instance(regions, record.ground_truth, counts) if outcome == OUTCOME_SUCCESS else None
-            row = make_row(record.instance_id, explorer.name, regions, metrics, outcome=outcome, error=error,
-                           explorer_config=config)
-            row["seconds"] = round(seconds, 4)
-            writer.write(row)
+    default_name = config_key(explorer.name, explorer.explorer_config) + ".jsonl"
+    out = args.out or Path("outputs/results") / args.bench.stem / default_name
+    t0 = time.perf_counter()
+    try:
+        report = run_explorer(explorer, records, args.repos, out, args.overwrite, progress=not args.quiet)
+    except ConfigMismatchError as exc:
+        parser.error(str(exc))
     scored = evaluate_rows(read_rows(out), records, args.repos, missing_rows="skip")
     summary = summarize(scored, records)
-    print(f"\n{explorer.name}: {summary['cases']} instances scored, {failures} failed, {missing} without snapshot, "
-          f"{time.perf_counter() - t_start:.1f} s; rows in {out}")
+    print(f"\n{explorer.name}: {summary['cases']} instances scored ({report.written} new, {report.resumed} resumed), "
+          f"{report.failed} failed, {len(report.missing)} without snapshot, {time.perf_counter() - t0:.1f} s; "
+          f"rows in {out}")
     print(format_table({explorer.name: summary["metrics"]}, metrics=MAIN_METRICS))
-    return 1 if failures else 0
+    return 1 if report.failed else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,120 @@
+"""Run an explorer over bench records: one reference-compatible result row per instance, resumable.
+
+Shared by ``scripts/run_baselines.py`` (one explorer) and ``scripts/compare_chunkers.py`` (a grid).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from tqdm import tqdm
+
+from evaluation.bench import BenchRecord, find_snapshot
+from evaluation.line_counts import file_line_counts
+from evaluation.metrics import evaluate_instance
+from evaluation.results import OUTCOME_ERROR, OUTCOME_SUCCESS, ResultsWriter, make_row, read_rows
+
+logger = logging.getLogger(__name__)
+
+
+class ConfigMismatchError(ValueError):
+    """The result file already holds rows written with another explorer config.
+
+    :param path: the result file.
+    :param instance_id: the first row with another config.
+    """
+
+    def __init__(self, path: Path, instance_id: str) -> None:
+        super().__init__(f"{path} holds rows of another explorer config (e.g. {instance_id}); "
+                         "use another --out or --overwrite")
+
+
+@dataclass
+class RunReport:
+    """What :func:`run_explorer` did.
+
+    :param out: the result file.
+    :param written: rows written in this call.
+    :param resumed: rows already present (skipped).
+    :param failed: instances whose explorer raised (written as ERROR rows scored 0).
+    :param missing: instance ids without a snapshot (no row; excluded, as the reference runner does).
+    :param seconds: per-instance explore wall-clock seconds of the rows written in this call.
+    """
+
+    out: Path
+    written: int = 0
+    resumed: int = 0
+    failed: int = 0
+    missing: list[str] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+
+
+def run_explorer(
+    explorer: Any,
+    records: Sequence[BenchRecord],
+    repos_dir: Path,
+    out: Path,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> RunReport:
+    """Explore every record and append one result row per instance to ``out`` (flushed per row).
+
+    Rows already in ``out`` are kept (resume); they must have been written with the same explorer config. One
+    instance's exception becomes an ``ERROR`` row with empty regions (scored 0, as the reference's new runner
+    does) and the run goes on. Each row carries the reference fields, the 17 metrics (our line definition),
+    ``explorer_config`` and ``seconds`` (wall-clock explore time of that instance).
+
+    :param explorer: anything with ``name``, ``explorer_config`` and ``explore(snapshot_dir, query, name)``.
+    :param records: bench records.
+    :param repos_dir: snapshots, one per instance.
+    :param out: result JSONL file.
+    :param overwrite: delete ``out`` first instead of resuming.
+    :param progress: show a progress bar.
+    :return: the run report.
+    :raises ConfigMismatchError: if ``out`` holds rows of another explorer config.
+    """
+    out = Path(out)
+    config = explorer.explorer_config
+    if overwrite and out.exists():
+        out.unlink()
+    done: set[str] = set()
+    if out.exists():
+        rows = read_rows(out)
+        other = [r["instance_id"] for r in rows if r.get("explorer_config") != config]
+        if other:
+            raise ConfigMismatchError(out, other[0])
+        done = {r["instance_id"] for r in rows}
+    report = RunReport(out, resumed=len(done))
+    with ResultsWriter(out) as writer:
+        for record in tqdm(records, desc=explorer.name, unit="instance", disable=not progress):
+            if record.instance_id in done:
+                continue
+            snapshot = find_snapshot(record, repos_dir)
+            if snapshot is None:
+                report.missing.append(record.instance_id)
+                logger.warning("%s: no snapshot under %s; skipped", record.instance_id, repos_dir)
+                continue
+            t0 = time.perf_counter()
+            try:
+                regions = explorer.explore(snapshot, record.query, snapshot.name)
+                outcome, error = OUTCOME_SUCCESS, None
+            except Exception as exc:  # one instance's failure is recorded, the run goes on
+                regions, outcome, error = [], OUTCOME_ERROR, exc
+                report.failed += 1
+                logger.error("%s: %s: %s", record.instance_id, type(exc).__name__, exc)
+            seconds = time.perf_counter() - t0
+            metrics = None
+            if outcome == OUTCOME_SUCCESS:
+                counts = file_line_counts(record.ground_truth, snapshot)
+                metrics = evaluate_instance(regions, record.ground_truth, counts)
+            row = make_row(record.instance_id, explorer.name, regions, metrics, outcome=outcome, error=error,
+                           explorer_config=config)
+            row["seconds"] = round(seconds, 4)
+            writer.write(row)
+            report.written += 1
+            report.seconds.append(seconds)
+    return report
