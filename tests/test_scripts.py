@@ -117,3 +117,21 @@ def test_index_repos_records_a_failing_snapshot_and_goes_on(tmp_path: Path, caps
     captured = capsys.readouterr()
     assert "1 built, 2 up to date, 1 failed" in captured.out
     assert "mini__pyshop-1" in captured.err and "chunks.npz" in captured.err
+
+
+def test_compare_chunkers_writes_table_csv_rows_and_plots(tmp_path: Path) -> None:
+    """A 2×1 grid plus the reference BM25 writes one result file per cell, the tables and one plot per metric."""
+    out = tmp_path / "cmp"
+    argv = ["--bench", str(MINI_BENCH), "--repos", str(MINI_REPOS), "--out", str(out), "--store",
+            str(tmp_path / "store"), "--quiet", "--chunkers", "window", "function", "--retrievers", "bm25",
+            "--references", "reference_bm25"]
+    assert _script("compare_chunkers")(argv) == 0
+    assert sorted(p.name for p in (out / "results").iterdir()) == [
+        "bm25+function.jsonl", "bm25+window.jsonl", "reference_bm25.jsonl"]
+    lines = (out / "table.csv").read_text().splitlines()
+    assert lines[0].startswith("cell,chunker,retriever,language,cases")
+    # 3 cells × (all + 4 languages: go, python, rust, typescript)
+    assert len(lines) == 1 + 3 * 5
+    assert "## typescript" in (out / "table.md").read_text()
+    pytest.importorskip("matplotlib")
+    assert (out / "plots" / "ndcg_at_500.png").stat().st_size > 1000
