@@ -76,6 +76,15 @@ class LanguageSpec:
         (``const f = () => {}`` takes ``f`` from the ``variable_declarator``).
     :param header_blank_guard: C-family macro guard: a definition whose header (start to body) spans a blank
         line starts after that blank line (undeclared macros above a function are not part of it).
+    :param doc_comments: line prefixes (after indentation) of doc comments (``/**``, ``///``). A doc comment
+        separated from the definition below it by blank lines only still belongs to it; other comments must
+        be directly above.
+    :param receiver_field: field holding a method's receiver (Go ``func (c *Circle) Area()``); the first
+        ``*type_identifier`` in it qualifies the symbol (``Circle.Area``).
+    :param qualified_names: node types taken whole as a name although they have name fields (Ruby
+        ``scope_resolution``: ``class A::B`` is named ``A.B``, not ``B``).
+    :param scope_separators: separators inside qualified names that are written as ``.`` in symbols
+        (C++/Rust/Ruby ``::``, PHP ``\\``), so that ``Circle::Scaled`` becomes ``Circle.Scaled``.
     """
 
     name: str
@@ -92,6 +101,10 @@ class LanguageSpec:
     name_fields: tuple[str, ...] = ("name",)
     parent_name_fields: tuple[str, ...] = ()
     header_blank_guard: bool = False
+    doc_comments: tuple[str, ...] = ()
+    receiver_field: str = ""
+    qualified_names: frozenset[str] = frozenset()
+    scope_separators: tuple[str, ...] = ()
 
     def grammar_for(self, text: str) -> GrammarRef | None:
         """The grammar to parse ``text`` with (a variant whose marker occurs, else :attr:`grammar`).
@@ -106,6 +119,8 @@ class LanguageSpec:
 
 
 _C_FAMILY_COMMENTS = frozenset({"comment"})
+_SLASH_STAR_DOC = ("/**",)
+"""Javadoc/JSDoc/PHPDoc/Doxygen block doc comments."""
 _JS_DEFINITIONS = {
     "function_declaration": "function",
     "generator_function_declaration": "function",
@@ -124,6 +139,9 @@ _TS_DEFINITIONS = {
     "type_alias_declaration": "definition",
     "internal_module": "class",
     "module": "class",
+    "function_signature": "function",
+    "method_signature": "function",
+    "abstract_method_signature": "function",
 }
 _JS_PARENT_NAME_FIELDS = ("name", "left", "key", "property")
 
@@ -147,6 +165,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
                 "method_declaration": "method",
                 "type_declaration": "class",
             },
+            receiver_field="receiver",
         ),
         LanguageSpec(
             name="javascript",
@@ -156,6 +175,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
             containers=frozenset({"class_declaration", "class"}),
             attachments=frozenset({"decorator"}),
             parent_name_fields=_JS_PARENT_NAME_FIELDS,
+            doc_comments=_SLASH_STAR_DOC,
         ),
         LanguageSpec(
             name="typescript",
@@ -169,6 +189,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
             body_required=frozenset({"module", "internal_module"}),
             attachments=frozenset({"decorator"}),
             parent_name_fields=_JS_PARENT_NAME_FIELDS,
+            doc_comments=_SLASH_STAR_DOC,
         ),
         LanguageSpec(
             name="tsx",
@@ -182,6 +203,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
             body_required=frozenset({"module", "internal_module"}),
             attachments=frozenset({"decorator"}),
             parent_name_fields=_JS_PARENT_NAME_FIELDS,
+            doc_comments=_SLASH_STAR_DOC,
         ),
         LanguageSpec(
             name="rust",
@@ -189,6 +211,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
             grammar=("tree_sitter_rust", "language"),
             definitions={
                 "function_item": "function",
+                "function_signature_item": "function",
                 "struct_item": "class",
                 "enum_item": "class",
                 "union_item": "class",
@@ -204,6 +227,8 @@ LANGUAGES: dict[str, LanguageSpec] = {
             comments=frozenset({"line_comment", "block_comment"}),
             attachments=frozenset({"attribute_item"}),
             name_fields=("name", "type"),
+            doc_comments=("///", "/**"),
+            scope_separators=("::",),
         ),
         LanguageSpec(
             name="java",
@@ -229,6 +254,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
                 }
             ),
             comments=frozenset({"line_comment", "block_comment"}),
+            doc_comments=_SLASH_STAR_DOC,
         ),
         LanguageSpec(
             name="php",
@@ -259,6 +285,8 @@ LANGUAGES: dict[str, LanguageSpec] = {
             ),
             namespaces=frozenset({"namespace_definition"}),
             body_required=frozenset({"namespace_definition"}),
+            doc_comments=_SLASH_STAR_DOC,
+            scope_separators=("\\",),
         ),
         LanguageSpec(
             name="ruby",
@@ -273,6 +301,8 @@ LANGUAGES: dict[str, LanguageSpec] = {
                 "singleton_class": "class",
             },
             containers=frozenset({"class", "module", "singleton_class"}),
+            qualified_names=frozenset({"scope_resolution"}),
+            scope_separators=("::",),
         ),
         LanguageSpec(
             name="c",
@@ -290,6 +320,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
             comments=_C_FAMILY_COMMENTS,
             name_fields=("name", "declarator"),
             header_blank_guard=True,
+            doc_comments=_SLASH_STAR_DOC,
         ),
         LanguageSpec(
             name="cpp",
@@ -314,6 +345,8 @@ LANGUAGES: dict[str, LanguageSpec] = {
             attachments=frozenset({"template_parameter_list", "attribute_declaration"}),
             name_fields=("name", "declarator"),
             header_blank_guard=True,
+            doc_comments=("/**", "///"),
+            scope_separators=("::",),
         ),
         LanguageSpec(
             name=TEXT,
@@ -433,7 +466,7 @@ def node_type_table() -> list[dict[str, str]]:
     """One row per language describing its node types, for ``docs/chunking.md``.
 
     :return: rows with keys ``language``, ``extensions``, ``grammar``, ``definitions``, ``containers``,
-        ``comments``, ``attachments`` (comma-separated strings).
+        ``comments``, ``attachments``, ``doc_comments`` (comma- or space-separated strings).
     """
     rows = []
     for spec in LANGUAGES.values():
@@ -449,6 +482,7 @@ def node_type_table() -> list[dict[str, str]]:
                 "containers": ", ".join(sorted(spec.containers)),
                 "comments": ", ".join(sorted(spec.comments)),
                 "attachments": ", ".join(sorted(spec.attachments)),
+                "doc_comments": " ".join(spec.doc_comments),
             }
         )
     return rows

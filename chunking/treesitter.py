@@ -3,9 +3,11 @@
 Both read only the per-language table of :mod:`chunking.languages`; no language has its own code path.
 The rules, in order (also in ``docs/chunking.md``):
 
-1. **Parse** the file's text (its lines joined with ``"\\n"``, UTF-8 encoded) with the language's grammar.
-   Tree-sitter rows count ``"\\n"`` only, so row ``r`` is exactly line ``r + 1`` of :mod:`chunking.lines`
-   whatever the bytes before it (BR-01). A node ending at column 0 ends on the previous row.
+1. **Parse** the file's text (its lines joined with ``"\\n"``, plus a final ``"\\n"``, UTF-8 encoded) with the
+   language's grammar; without the final newline Go and C grammars report a MISSING node after a last-line
+   ``type`` declaration or ``#endif``. Tree-sitter rows count ``"\\n"`` only, so row ``r`` is exactly line
+   ``r + 1`` of :mod:`chunking.lines` whatever the bytes before it (BR-01). A node ending at column 0 ends on
+   the previous row.
    **Parse guard**: a file of more than ``max_parse_bytes`` bytes, or whose lines average more than
    ``max_line_bytes`` bytes (minified code), is not parsed but cut into windows (fallback ``too_large`` /
    ``long_lines``). Docs/config files (language ``text``) are always cut into windows.
@@ -17,22 +19,28 @@ The rules, in order (also in ``docs/chunking.md``):
 3. **Attachments**: comments that start their line, and decorator/attribute/template-prefix nodes, directly
    above a definition (previous siblings, no blank line between) belong to it; when the definition starts a
    wrapper (``export``, ``decorated_definition``, ``template_declaration``, a ``const f = () =>`` declaration)
-   the wrapper's preceding siblings are considered too. Comments of the file's opening comment block
-   (starting on line 1) are the file's header and are never attached. C-family **macro guard**: a definition
-   whose header (start to body) spans a blank line starts after it (undeclared macros parsed into it, BR-07).
+   the wrapper's preceding siblings are considered too. A doc comment (``/**``, ``///``: the language's
+   ``doc_comments``) also belongs to the definition below it across blank lines. Comments of the file's
+   opening comment block (starting on line 1) are the file's header and are not attached, except a doc
+   comment directly above the definition. C-family **macro guard**: a definition whose header (start to body)
+   spans a blank line starts after it (undeclared macros parsed into it, BR-07).
 4. **Containers** are chunked at the method level: the lines from the container's first line up to its first
    nested definition form a ``header`` chunk (signature, docstring, fields); other container lines outside
    nested definitions (fields between methods, the closing brace) form ``gap`` chunks carrying the
-   container's symbol. Symbols are qualified with the enclosing containers (``Circle.area``). A function inside
-   a container is a ``method``. Containers nested deeper than :data:`MAX_CONTAINER_DEPTH` are not descended.
+   container's symbol. Symbols are qualified with the enclosing containers (``Circle.area``), Go methods with
+   their receiver type (``Circle.Area``), and ``::``/``\\`` inside names become ``.`` (C++ ``Circle::Scaled``
+   -> ``Circle.Scaled``). A function inside a container is a ``method``. Containers nested deeper than
+   :data:`MAX_CONTAINER_DEPTH` are not descended.
 5. **Gaps**: file lines outside every definition (imports, constants, module-level statements) form ``gap``
    chunks, one per run between definitions, so every non-blank line is in some chunk.
 6. **Overlaps**: two definitions sharing a line (``}; function b() {``) are merged into one chunk; attached
    comments never reach into the previous chunk. Chunks of this strategy never overlap.
 7. **Trimming and splitting**: leading and trailing blank lines of every chunk are dropped (BR-05). A chunk
    longer than ``max_lines`` is split at child-node boundaries (children of the definition, expanded while
-   a child is itself too long), greedily packed up to ``max_lines``; a single node still too long is cut into
-   ``max_lines`` windows. Every piece keeps the kind and symbol of the chunk it came from.
+   a child is itself too long), greedily packed up to ``max_lines``; a comment or attachment starting its line
+   is glued to the code on the next row (and the definition's attached comments to its first row), so a cut
+   never separates them; a single node still too long is cut into ``max_lines`` windows. Every piece keeps the
+   kind and symbol of the chunk it came from.
 8. **Merging** (``merge_small``): consecutive chunks shorter than ``min_lines`` are joined (left to right,
    until the group reaches ``min_lines``); a chunk still shorter than ``min_lines`` is then merged into its
    shorter neighbour. A merge never makes a chunk span more than ``max_lines`` lines; the merged chunk takes
@@ -193,11 +201,15 @@ class _FileChunking:
                     break
                 t = sib.type
                 if t in spec.comments:
-                    if sib.start_point.row <= self.header_end or not self._starts_line(sib):
+                    if not self._starts_line(sib):
+                        break
+                    if sib.start_point.row <= self.header_end and not (
+                        _last_row(sib) == start - 1 and self._is_doc(sib)
+                    ):  # the file's opening comments, unless a doc comment directly above
                         break
                 elif t not in spec.attachments:
                     break
-                if _last_row(sib) < start - 1:
+                if _last_row(sib) < start - 1 and not (t in spec.comments and self._doc_above(sib, start)):
                     break
                 start = sib.start_point.row
             if up is None:
@@ -207,12 +219,46 @@ class _FileChunking:
                 return start
             siblings, index, up = parent_siblings, parent_index, parent_up
 
+    def _is_doc(self, comment: Node) -> bool:
+        """Whether ``comment`` starts with one of the language's doc comment prefixes (``/**``, ``///``);
+        ``////`` and ``/***`` banners are not doc comments."""
+        text = self.lines[comment.start_point.row].lstrip()
+        for prefix in self.spec.doc_comments:
+            if text.startswith(prefix) and text[len(prefix) : len(prefix) + 1] not in ("/", "*"):
+                return True
+        return False
+
+    def _doc_above(self, comment: Node, row: int) -> bool:
+        """Whether ``comment`` is a doc comment with only blank rows between its end and ``row``."""
+        if not self.spec.doc_comments or not self._is_doc(comment):
+            return False
+        return all(self.blank[r] for r in range(_last_row(comment) + 1, row))
+
+    def _receiver_type(self, node: Node) -> str:
+        """Type name of a method's receiver (Go ``func (c *Circle[T]) Area()`` -> ``Circle``), ``""`` if none."""
+        field_name = self.spec.receiver_field
+        receiver = node.child_by_field_name(field_name) if field_name else None
+        if receiver is None:
+            return ""
+        stack = [receiver]
+        while stack:
+            current = stack.pop()
+            if current.type.endswith("type_identifier") and current.text is not None:
+                return current.text.decode("utf-8", "replace")
+            stack.extend(reversed(current.named_children))
+        return ""
+
     def _name_node(self, node: Node, depth: int) -> Node | None:
         for field_name in self.spec.name_fields:
             child = node.child_by_field_name(field_name)
             if child is None:
                 continue
-            if child.named_child_count == 0 or "identifier" in child.type or depth >= _MAX_NAME_DEPTH:
+            if (
+                child.named_child_count == 0
+                or "identifier" in child.type
+                or child.type in self.spec.qualified_names
+                or depth >= _MAX_NAME_DEPTH
+            ):
                 return child
             inner = self._name_node(child, depth + 1)
             return inner if inner is not None else child
@@ -272,6 +318,11 @@ class _FileChunking:
                 if name_row < guarded:
                     match = _C_CALL_NAME.search(" ".join(self.lines[guarded : end + 1][:8]))
                     name = match.group(1) if match else ""
+            for separator in spec.scope_separators:
+                name = name.replace(separator, ".")
+            receiver = self._receiver_type(node) if spec.receiver_field else ""
+            if receiver and name:
+                name = f"{receiver}.{name}"
             symbol = f"{scope_symbol}.{name}" if scope_symbol and name else name
             kind = spec.definitions[node.type]
             if kind == "function" and in_container:
@@ -342,9 +393,19 @@ class _FileChunking:
         return (start, end) if start <= end else None
 
     def split(self, node: Node | None, start: int, end: int) -> list[tuple[int, int]]:
-        """Rows ``start..end`` cut into pieces of at most ``max_lines`` rows at child boundaries of ``node``."""
+        """Rows ``start..end`` cut into pieces of at most ``max_lines`` rows at child boundaries of ``node``.
+
+        Children are taken in document order and expanded into their own children while too long; children
+        sharing a row form one segment, and a comment or attachment that starts its line is glued to what
+        follows on the next row (as are the rows above the first child: the definition's attached comments),
+        so a piece boundary never separates a comment from the code it documents. A child is also expanded
+        when it would make its glued segment too long.
+        """
         max_lines = self.max_lines
-        atoms: list[tuple[int, int]] = []
+        glue_types = self.spec.comments | self.spec.attachments
+        segments: list[tuple[int, int]] = []
+        seg_start = seg_end = -1  # the open segment
+        glue = False  # the open segment ends with a comment/attachment belonging to what follows
         if node is not None:
             stack = list(reversed(node.children))
             while stack:
@@ -353,21 +414,26 @@ class _FileChunking:
                 c_end = _last_row(child)
                 if c_end < start or c_start > end:
                     continue
+                if seg_start < 0 and c_start > start:  # rows above the first child: attached comments
+                    seg_start, seg_end, glue = start, c_start - 1, True
+                joins = seg_start >= 0 and (c_start <= seg_end or (glue and c_start == seg_end + 1))
                 inside = start <= c_start and c_end <= end
-                if child.child_count and (not inside or c_end - c_start + 1 > max_lines):
+                span = c_end - (seg_start if joins else c_start) + 1
+                if child.child_count and (not inside or span > max_lines):
                     stack.extend(reversed(child.children))
                     continue
-                atoms.append((max(c_start, start), min(c_end, end)))
-        atoms.sort()
-        segments: list[tuple[int, int]] = []
-        if not atoms or atoms[0][0] > start:
-            segments.append((start, atoms[0][0] - 1 if atoms else end))
-        for a_start, a_end in atoms:
-            if segments and a_start <= segments[-1][1]:
-                if a_end > segments[-1][1]:
-                    segments[-1] = (segments[-1][0], a_end)
-            else:
-                segments.append((a_start, a_end))
+                a_start, a_end = max(c_start, start), min(c_end, end)
+                if joins:
+                    seg_end = max(seg_end, a_end)
+                else:
+                    if seg_start >= 0:
+                        segments.append((seg_start, seg_end))
+                    seg_start, seg_end = a_start, a_end
+                glue = child.type in glue_types and a_end == seg_end and self._starts_line(child)
+        if seg_start >= 0:
+            segments.append((seg_start, seg_end))
+        else:
+            segments.append((start, end))
         pieces = pack_ranges(segments, max_lines)
         # Partition start..end at the pieces' starts so that no row between pieces is lost.
         starts = [start] + [p[0] for p in pieces[1:]]
@@ -516,7 +582,7 @@ class FunctionChunker(Chunker):
             return self._windows(source, blank), FileReport(fallback="too_large")
         if len(data) > self.max_line_bytes * len(source.lines):
             return self._windows(source, blank), FileReport(fallback="long_lines")
-        tree = get_parser(grammar).parse(data)
+        tree = get_parser(grammar).parse(data + b"\n")  # a final newline: Go and C need one after the last line
         root = tree.root_node
         has_error = root.has_error
         if has_error and self._fallback_on_error:

@@ -68,7 +68,7 @@ EXPECTED_FUNCTION: dict[str, Expected] = {
         (12, 12, "method", "shapes.Circle.Circle"),
         (14, 16, "method", "shapes.Circle.Area"),
         (18, 22, "gap", "shapes.Circle"),
-        (24, 26, "function", "shapes.Circle::Scaled"),
+        (24, 26, "function", "shapes.Circle.Scaled"),
         (28, 33, "function", "shapes.TotalArea"),
         (35, 35, "gap", "shapes"),
         (37, 40, "function", "main"),
@@ -76,8 +76,8 @@ EXPECTED_FUNCTION: dict[str, Expected] = {
     "go/shapes.go": [
         (1, 9, "gap", ""),
         (11, 15, "class", "Circle"),
-        (17, 20, "method", "Area"),
-        (22, 24, "method", "Scale"),
+        (17, 20, "method", "Circle.Area"),
+        (22, 24, "method", "Circle.Scale"),
         (26, 28, "class", "Shape"),
         (30, 37, "function", "TotalArea"),
         (39, 39, "gap", ""),
@@ -154,7 +154,9 @@ EXPECTED_FUNCTION: dict[str, Expected] = {
     "rust/shapes.rs": [
         (1, 4, "gap", ""),
         (6, 10, "class", "Circle"),
-        (12, 14, "class", "Shape"),
+        (12, 12, "header", "Shape"),
+        (13, 13, "method", "Shape.area"),
+        (14, 14, "gap", "Shape"),
         (16, 16, "header", "Circle"),
         (17, 19, "method", "Circle.new"),
         (21, 24, "method", "Circle.scale"),
@@ -735,3 +737,128 @@ def test_chunk_files_matches_chunk_snapshot() -> None:
     assert chunks == expected
     assert stats.walk == {} and expected_stats.walk["files_indexed"] == 14
     assert {**stats.to_dict(), "walk": None} == {**expected_stats.to_dict(), "walk": None}
+
+
+# -- fixes found on real code (docs/chunking.md, "Real code per language") ---------------------------------
+
+
+def test_file_without_final_newline_parses_cleanly() -> None:
+    """A Go type or C #endif on the last line without a final newline is no parse error, so hybrid keeps it."""
+    go = _source("shape.go", "package shapes\n\ntype Circle struct {\n\tR float64\n}")
+    chunks, report = make_chunker("hybrid").chunk_file_report(go)
+    assert not report.parse_error and report.fallback is None
+    assert _ranges(chunks) == [(1, 1, "gap", ""), (3, 5, "class", "Circle")]
+    c = _source("a.h", "#ifndef A_H\n#define A_H\nint area(void) { return 1; }\n#endif")
+    chunks, report = make_chunker("hybrid").chunk_file_report(c)
+    assert not report.parse_error
+    assert _ranges(chunks) == [(1, 2, "gap", ""), (3, 3, "function", "area"), (4, 4, "gap", "")]
+
+
+def test_rust_trait_method_signatures_are_methods() -> None:
+    """Rust trait methods without a body (function_signature_item) are method chunks with their doc comment."""
+    src = (
+        "pub trait Shape {\n    /// Area in square units.\n    fn area(&self) -> f64;\n\n"
+        "    fn name(&self) -> String {\n        String::new()\n    }\n}\n"
+    )
+    assert _ranges(_chunk("a.rs", src)) == [
+        (1, 1, "header", "Shape"),
+        (2, 3, "method", "Shape.area"),
+        (5, 7, "method", "Shape.name"),
+        (8, 8, "gap", "Shape"),
+    ]
+
+
+def test_typescript_overload_signatures_are_functions() -> None:
+    """TypeScript overload signatures with their JSDoc are function chunks, not one gap above the body."""
+    src = (
+        "/** Parse a number. */\nexport function parse(s: string): number;\n"
+        "/** Parse a list. */\nexport function parse(s: string[]): number[];\n"
+        "export function parse(s: any): any {\n  return s;\n}\n"
+        "class P {\n  get(k: string): string;\n  get(k: any): any { return k; }\n}\n"
+    )
+    assert _ranges(_chunk("a.ts", src)) == [
+        (1, 2, "function", "parse"),
+        (3, 4, "function", "parse"),
+        (5, 7, "function", "parse"),
+        (8, 8, "header", "P"),
+        (9, 9, "method", "P.get"),
+        (10, 10, "method", "P.get"),
+        (11, 11, "gap", "P"),
+    ]
+
+
+def test_doc_comment_attached_across_blank_lines() -> None:
+    """A Javadoc or /// doc comment belongs to the definition below it even across a blank line; others do not."""
+    java = "package p;\n\n/**\n * Circles.\n */\n\npublic class Circle {\n    // note\n\n    void a() {}\n}\n"
+    assert _ranges(_chunk("Circle.java", java)) == [
+        (1, 1, "gap", ""),
+        (3, 8, "header", "Circle"),
+        (10, 10, "method", "Circle.a"),
+        (11, 11, "gap", "Circle"),
+    ]
+    rust = "use std::fmt;\n\n////////////////\n\n/// A point.\n\npub struct P;\n"
+    assert _ranges(_chunk("a.rs", rust)) == [(1, 3, "gap", ""), (5, 7, "class", "P")]
+
+
+def test_opening_doc_comment_directly_above_definition_attached() -> None:
+    """A /** doc */ opening the file directly above a function belongs to it; one followed by a blank does not."""
+    src = "/**\n * Adds.\n */\nfunction add(a, b) {\n  return a + b;\n}\n"
+    assert _ranges(_chunk("add.js", src)) == [(1, 6, "function", "add")]
+    licence = "/**\n * @license MIT\n */\n\nfunction add(a, b) {\n  return a + b;\n}\n"
+    assert _ranges(_chunk("add.js", licence)) == [(1, 3, "gap", ""), (5, 7, "function", "add")]
+
+
+def test_go_methods_qualified_with_receiver_type() -> None:
+    """Go methods are named after their receiver type, pointer or generic: Circle.Area, Circle.Name."""
+    src = 'package x\n\nfunc (c *Circle[T]) Area() float64 { return 0 }\n\nfunc (Circle) Name() string { return "" }\n'
+    assert _ranges(_chunk("a.go", src)) == [
+        (1, 1, "gap", ""),
+        (3, 3, "method", "Circle.Area"),
+        (5, 5, "method", "Circle.Name"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "src", "expected"),
+    [
+        (
+            "a.cpp",
+            "namespace geo {\nvoid Circle::Scale(double k) {}\n}\nCircle::~Circle() {}\n",
+            [(1, 1, "header", "geo"), (2, 2, "function", "geo.Circle.Scale"), (3, 3, "gap", "geo"),
+             (4, 4, "function", "Circle.~Circle")],
+        ),
+        ("a.rb", "class A::B < C\n  def x; end\nend\n", [(1, 1, "header", "A.B"), (2, 2, "method", "A.B.x"),
+                                                           (3, 3, "gap", "A.B")]),
+        (
+            "a.php",
+            "<?php\nnamespace A\\B {\n    function f() {}\n}\n",
+            [(1, 1, "gap", ""), (2, 2, "header", "A.B"), (3, 3, "function", "A.B.f"), (4, 4, "gap", "A.B")],
+        ),
+        (
+            "a.rs",
+            "impl fmt::Display for Foo {\n    fn fmt(&self) {}\n}\nimpl a::B {\n    fn g() {}\n}\n",
+            [(1, 1, "header", "Foo"), (2, 2, "method", "Foo.fmt"), (3, 3, "gap", "Foo"), (4, 4, "header", "a.B"),
+             (5, 5, "method", "a.B.g"), (6, 6, "gap", "a.B")],
+        ),
+    ],
+)
+def test_qualified_names_use_dots(path: str, src: str, expected: Expected) -> None:
+    """C++/Ruby/Rust `::` and PHP `\\` in qualified names become `.`; Rust impls are named after the type."""
+    assert _ranges(_chunk(path, src)) == expected
+
+
+def test_split_keeps_comment_with_following_code() -> None:
+    """Splitting an oversize function never leaves a comment at the end of one piece and its code in the next."""
+    body = "".join(f"    a{i} = {i}\n" for i in range(8))
+    src = "def f():\n" + body + "    # about b\n    b = 2\n    c = 3\n"
+    chunks = _chunk("a.py", src, FunctionChunker(max_lines=10))
+    assert _ranges(chunks) == [(1, 9, "function", "f"), (10, 12, "function", "f")]
+    assert chunks[1].text.startswith("    # about b\n    b = 2")
+
+
+def test_split_keeps_attached_comment_with_signature() -> None:
+    """A definition one line too long keeps its doc comment with its signature: the body is split instead."""
+    src = "package x\n\n// Sum adds.\nfunc Sum() int {\n\ta := 1\n\tb := 2\n\tc := 3\n\treturn a + b + c\n}\n"
+    assert _ranges(_chunk("a.go", src, FunctionChunker(max_lines=7))) == [(1, 1, "gap", ""), (3, 9, "function", "Sum")]
+    chunks = _chunk("a.go", src, FunctionChunker(max_lines=6))  # 7 lines: the body is expanded, not the comment cut off
+    assert _ranges(chunks) == [(1, 1, "gap", ""), (3, 8, "function", "Sum"), (9, 9, "function", "Sum")]

@@ -175,3 +175,4 @@ def test_node_type_table_rows() -> None:
     assert "function_definition (function)" in rows["python"]["definitions"]
     assert rows["python"]["containers"] == "class_definition"
     assert "language_php_only" in rows["php"]["grammar"] and "language_php()" in rows["php"]["grammar"]
+    assert rows["rust"]["doc_comments"] == "/// /**" and rows["python"]["doc_comments"] == ""
