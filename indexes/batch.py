@@ -1,13 +1,23 @@
 """Batch indexing of many snapshots with joblib (local processes) or a Dask cluster (joblib's Dask backend).
 
-Each task indexes one snapshot and receives only small arguments (paths, names and option dicts), never chunks,
-models or indexes, so nothing large is pickled per task (BR-22); each worker loads what it needs itself. A
-failure in one snapshot becomes an ``error`` entry in the run report and the batch goes on. Because every index
-directory is written atomically and up-to-date indexes are skipped, a killed batch resumes by running it again.
+- **Small tasks (BR-22).** Each task indexes one snapshot and receives only :func:`task_arguments`: two path
+  strings and the :class:`IndexJob` (names and option dicts), a few hundred bytes pickled, never chunks, models
+  or indexes. Each worker process loads what it needs itself, once (the Potion model is cached per process),
+  so a worker's memory is bounded by the largest snapshot it indexes, not by the batch.
+- **Failures.** An exception in one snapshot becomes an ``error`` entry (message and short traceback) in that
+  snapshot's report and the batch goes on.
+- **Resume.** Every index directory is written atomically (temporary directory, then rename) and up-to-date
+  indexes are skipped, so a killed batch resumes by running it again; builds are deterministic, so the resumed
+  store holds the same files as an uninterrupted run (``tests/test_batch.py`` kills one with SIGKILL).
+- **Where.** ``loky`` (default: local processes), ``threading``, ``sequential`` (in this process), or
+  ``dask``: the same tasks on a Dask distributed cluster (``scheduler="tcp://host:8786"``) or, without an
+  address, on a local cluster started for the batch. Every report names the ``worker`` (``host:pid``).
 """
 
 from __future__ import annotations
 
+import os
+import socket
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -41,16 +51,37 @@ class IndexJob:
     rebuild: bool = False
 
 
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far (``VmHWM`` from ``/proc/self/status``).
+
+    :return: megabytes; where ``/proc`` is missing, ``ru_maxrss`` read as kilobytes (its unit on Linux).
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 def index_one(snapshot: str, store: str, job: IndexJob) -> dict[str, Any]:
     """Index one snapshot (runs in a worker); never raises.
 
     :param snapshot: snapshot directory.
     :param store: index store root.
     :param job: what to build.
-    :return: ``{"snapshot", "status": "built"|"up-to-date"|"error", "built", "counts", "seconds", "error"}``.
+    :return: ``{"snapshot", "status": "built"|"up-to-date"|"error", "built", "counts", "seconds", "error",
+        "worker", "peak_rss_mb"}``: ``seconds`` holds the build steps, ``total`` (wall) and ``cpu`` (this
+        process's CPU seconds); ``worker`` is ``"<host>:<pid>"`` of the process that did the work and
+        ``peak_rss_mb`` its peak resident memory so far (MB; a worker's peak over all its tasks).
     """
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     name = Path(snapshot).name
+    worker = f"{socket.gethostname()}:{os.getpid()}"
     try:
         chunker = make_chunker(job.chunker, **job.chunker_options)
         retrievers = [make_retriever(n, **opts) for n, opts in job.retrievers]
@@ -58,16 +89,32 @@ def index_one(snapshot: str, store: str, job: IndexJob) -> dict[str, Any]:
         report = ensure_index(Path(snapshot), Path(store), chunker, retrievers, walk, job.rebuild)
     except Exception as exc:  # recorded in the run report; the batch goes on
         return {"snapshot": name, "status": "error", "error": f"{type(exc).__name__}: {exc}",
-                "traceback": traceback.format_exc(limit=5), "seconds": {"total": time.perf_counter() - t0}}
+                "traceback": traceback.format_exc(limit=5), "seconds": {"total": time.perf_counter() - t0},
+                "worker": worker, "peak_rss_mb": peak_rss_mb()}
     return {
         "snapshot": name,
         "status": "built" if report.built else "up-to-date",
         "built": report.built,
         "counts": report.counts,
         "seconds": {**{k: round(v, 4) for k, v in report.seconds.items()},
-                    "total": round(time.perf_counter() - t0, 4)},
+                    "total": round(time.perf_counter() - t0, 4), "cpu": round(time.process_time() - c0, 4)},
         "error": None,
+        "worker": worker,
+        "peak_rss_mb": peak_rss_mb(),
     }
+
+
+def task_arguments(snapshots: Sequence[Path], store: Path, job: IndexJob) -> list[tuple[str, str, IndexJob]]:
+    """The arguments of each task of a batch, as they are pickled and sent to a worker (BR-22: small).
+
+    :param snapshots: snapshot directories.
+    :param store: index store root.
+    :param job: what to build.
+    :return: one ``(snapshot path, store path, job)`` per snapshot, for :func:`index_one`; the paths are absolute,
+        since a worker (a Dask worker on another host, say) does not share the caller's working directory.
+    """
+    root = str(Path(store).resolve())
+    return [(str(Path(s).resolve()), root, job) for s in snapshots]
 
 
 def index_many(
@@ -96,10 +143,11 @@ def index_many(
 
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
-    tasks = [delayed(index_one)(str(s), str(store), job) for s in snapshots]
+    arguments = task_arguments(snapshots, store, job)
+    tasks = [delayed(index_one)(*args) for args in arguments]
     wrap = progress or (lambda it, total: it)
     if backend == "sequential" or (n_jobs == 1 and backend != "dask"):
-        return list(wrap((index_one(str(s), str(store), job) for s in snapshots), len(snapshots)))
+        return list(wrap((index_one(*args) for args in arguments), len(arguments)))
     if backend == "dask":
         client = _dask_client(scheduler, n_jobs)
         try:

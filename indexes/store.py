@@ -8,6 +8,7 @@ Layout under the store root (default ``outputs/indexes``, git-ignored)::
                                        chunks.npz           chunk table (no text): paths/kinds/... + int32 arrays
                                        retrievers/<retriever>-<hash8>/manifest.json
                                                                       data/     the retriever's own files
+                                       (a hybrid's data/ holds only links to its parts' sibling directories)
 
 ``<hash8>`` is the first 8 hex digits of the SHA-256 of the canonical JSON of the config, so two configs never
 share a directory. Files are JSON and ``.npz``/``.npy`` (``allow_pickle=False``) only; no pickle.

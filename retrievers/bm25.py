@@ -20,6 +20,10 @@ frequent token regardless of how frequent it is. The Lucene idf keeps the orderi
 every ``n``: with ``N = 2``, ``idf = log(1 + 1.5/1.5) = log 2`` for a token in one chunk and
 ``log(1 + 0.5/2.5) = log 1.2`` for a token in both. ``tests/test_bm25.py`` shows the numbers.
 
+**Build.** The chunks' document texts are tokenized and counted once: the ``term_counts`` feature of
+:mod:`retrievers.features` (terms sorted by code point), which a TF-IDF retriever with the same tokenizer and
+fields shares when both are built in one call.
+
 **Persistence.** ``tf.npz`` (scipy CSR, chunks x terms, int32 term counts), ``vocab.json`` (the terms, column
 order) and ``retriever.json``. The backend's scoring structures are derived from them on load.
 
@@ -39,7 +43,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -56,10 +60,12 @@ from retrievers.common import (
     prepare_directory,
     read_meta,
     read_terms,
+    save_npz,
     top_hits,
     write_meta,
     write_terms,
 )
+from retrievers.features import FeatureSpec, TermCounts, counts_from_tokens
 from retrievers.tokenize import CodeTokenizer
 
 __all__ = ["BM25Retriever", "BACKENDS", "LuceneBM25Okapi", "lucene_idf"]
@@ -159,43 +165,61 @@ class BM25Retriever(Retriever):
     def tokenize_chunks(self, chunks: Sequence[Chunk]) -> list[list[str]]:
         """Token lists of the chunks' document texts (what :meth:`build` indexes).
 
-        Retrievers with the same tokenizer config and ``fields`` (e.g. BM25 and TF-IDF) can share them
-        through :meth:`build_tokens`, so a snapshot is tokenized once.
-
         :param chunks: the chunks.
         :return: one token list per chunk.
         """
         tokenize = self.tokenizer.tokenize
         return [tokenize(document_text(c, self.fields)) for c in chunks]
 
+    def feature_specs(self) -> dict[str, FeatureSpec]:
+        """The shared feature BM25 builds from: ``term_counts`` under this tokenizer config and these fields.
+
+        A TF-IDF retriever with the same tokenizer config and fields declares the same feature, so building both
+        in one :func:`~retrievers.features.build_retrievers` call tokenizes the snapshot once.
+
+        :return: ``{"counts": spec}``.
+        """
+        config = {"tokenizer": self.tokenizer.config(), "fields": list(self.fields)}
+        return {"counts": FeatureSpec.make("term_counts", config)}
+
+    def compute_feature(self, name: str, chunks: Sequence[Chunk]) -> TermCounts:
+        """Compute the ``counts`` feature: the chunks' term counts.
+
+        :param name: ``"counts"``.
+        :param chunks: the chunks.
+        :return: the term counts.
+        :raises ValueError: for another name.
+        """
+        if name != "counts":
+            raise ValueError(f"BM25 has no feature {name!r}; it has 'counts'")
+        return counts_from_tokens(self.tokenize_chunks(chunks))
+
+    def build_from_features(self, values: Mapping[str, Any]) -> None:
+        """Build from the ``counts`` feature (read, never modified).
+
+        :param values: ``{"counts": TermCounts}``.
+        :raises ValueError: if the feature is missing or is not a :class:`~retrievers.features.TermCounts`.
+        """
+        counts = values.get("counts")
+        if not isinstance(counts, TermCounts):
+            raise ValueError(f"BM25 builds from {{'counts': TermCounts}}, got {sorted(values)}")
+        self._vocab = {t: j for j, t in enumerate(counts.terms)}
+        self._tf = counts.counts
+        self._prepare()
+
     def build(self, chunks: Sequence[Chunk]) -> None:
         """Tokenize the chunks' document texts and build the term-frequency matrix and the backend.
 
         :param chunks: the snapshot's chunks, in index order.
         """
-        self.build_tokens(self.tokenize_chunks(chunks))
+        self.build_from_features({"counts": self.compute_feature("counts", chunks)})
 
     def build_tokens(self, docs: Sequence[Sequence[str]]) -> None:
         """Build from token lists (from :meth:`tokenize_chunks`), one per chunk in index order.
 
         :param docs: the chunks' tokens.
         """
-        vocab: dict[str, int] = {}
-        setdefault = vocab.setdefault
-        ids: list[int] = []
-        lengths = np.zeros(len(docs), dtype=np.int64)
-        for i, toks in enumerate(docs):
-            ids.extend([setdefault(t, len(vocab)) for t in toks])
-            lengths[i] = len(toks)
-        rows = np.repeat(np.arange(len(docs), dtype=np.int64), lengths)
-        cols = np.asarray(ids, dtype=np.int64)
-        data = np.ones(cols.size, dtype=np.int32)
-        tf = sp.csr_matrix((data, (rows, cols)), shape=(len(docs), len(vocab)), dtype=np.int32)
-        tf.sum_duplicates()
-        tf.sort_indices()
-        self._vocab = vocab
-        self._tf = tf
-        self._prepare()
+        self.build_from_features({"counts": counts_from_tokens(docs)})
 
     def _doc_tokens(self) -> list[list[str]]:
         """Rebuild each chunk's token list (term order is lost; BM25 does not need it) from the tf matrix.
@@ -292,7 +316,7 @@ class BM25Retriever(Retriever):
         :raises ValueError: if it is not empty.
         """
         directory = prepare_directory(directory)
-        sp.save_npz(directory / _TF_FILE, self._tf, compressed=True)
+        save_npz(directory / _TF_FILE, self._tf)
         terms = sorted(self._vocab, key=self._vocab.__getitem__)
         write_terms(directory / _VOCAB_FILE, terms)
         write_meta(directory, self.name, self.config(), self.n_docs, [_TF_FILE, _VOCAB_FILE])

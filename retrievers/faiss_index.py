@@ -20,7 +20,7 @@ Persistence: ``index.faiss`` (``faiss.write_index``) and ``retriever.json`` (con
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -34,7 +34,15 @@ from retrievers.common import (
     read_meta,
     write_meta,
 )
-from retrievers.potion import Embedder, check_index_model, check_vectors, embed_chunks, embedding_retriever_from_meta
+from retrievers.features import FeatureSpec
+from retrievers.potion import (
+    Embedder,
+    check_index_model,
+    check_vectors,
+    embed_chunks,
+    embedding_retriever_from_meta,
+    vectors_feature,
+)
 
 __all__ = ["FaissRetriever", "INDEX_KINDS", "build_faiss_index", "faiss_search"]
 
@@ -179,6 +187,36 @@ class FaissRetriever(Retriever):
         :raises ValueError: if the model produces a NaN vector (names the chunk).
         """
         self.build_vectors(self.embed_chunks(chunks))
+
+    def feature_specs(self) -> dict[str, FeatureSpec]:
+        """The shared feature this retriever builds from: ``vectors`` of this model (by weight fingerprint),
+        ``max_length`` and fields; Potion and FAISS retrievers with the same three embed a snapshot once.
+
+        :return: ``{"vectors": spec}``.
+        """
+        return {"vectors": vectors_feature(self.embedder, self.fields)}
+
+    def compute_feature(self, name: str, chunks: Sequence[Chunk]) -> np.ndarray:
+        """Compute the ``vectors`` feature: :meth:`embed_chunks`.
+
+        :param name: ``"vectors"``.
+        :param chunks: the chunks.
+        :return: float32 ``(len(chunks), dim)``, L2-normalised rows.
+        :raises ValueError: for another name, or a NaN vector (names the chunk).
+        """
+        if name != "vectors":
+            raise ValueError(f"FAISS has no feature {name!r}; it has 'vectors'")
+        return self.embed_chunks(chunks)
+
+    def build_from_features(self, values: Mapping[str, Any]) -> None:
+        """Build from the ``vectors`` feature (read, never modified).
+
+        :param values: ``{"vectors": array}``.
+        :raises ValueError: if the feature is missing or has the wrong shape or non-finite values.
+        """
+        if "vectors" not in values:
+            raise ValueError(f"FAISS builds from {{'vectors': array}}, got {sorted(values)}")
+        self.build_vectors(values["vectors"])
 
     def build_vectors(self, vectors: np.ndarray) -> None:
         """Build from chunk vectors made by :meth:`embed_chunks` (same model, fields and ``max_length``).

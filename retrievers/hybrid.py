@@ -10,12 +10,28 @@ with ``k = 60`` (the paper's value) and weights ``w_i = 1`` by default. Each par
 never comparable scores: BM25 + Potion, TF-IDF + FAISS, or any other pair works the same. Ties are broken by
 chunk index, as for every retriever.
 
-Persistence: ``retriever.json`` (config: parts with their names and configs, ``k``, ``weights``, ``depth``)
-and one subdirectory per part, ``part0/``, ``part1/``, ..., each written by the part's own ``save``.
+**Building.** :meth:`HybridRetriever.build` builds the parts through
+:func:`retrievers.features.build_retrievers`, so parts that share a feature (BM25 + TF-IDF: the term counts)
+compute it once; the hybrid also declares its parts' features, so a hybrid built next to a BM25 and a Potion
+retriever on the same chunks reuses their term counts and vectors.
+
+**Persistence**, two layouts, both read by :meth:`HybridRetriever.load`:
+
+- standalone (:meth:`~HybridRetriever.save`): ``retriever.json`` (config: parts with their names and configs,
+  ``k``, ``weights``, ``depth``) and one subdirectory per part, ``part0/``, ``part1/``, ..., each written by
+  the part's own ``save``;
+- linked (:meth:`~HybridRetriever.save_linked`, what the index store uses): ``retriever.json`` only, with
+  ``links``: for each part, the relative path of a part index saved elsewhere (the store's sibling retriever
+  directory of that config) and the SHA-256 of that part's ``retriever.json``. The parts are not stored twice,
+  and since a part's ``retriever.json`` records the size and SHA-256 of every one of its files, a part that
+  was rebuilt differently, edited or removed makes loading the hybrid fail with
+  :class:`~retrievers.base.CorruptIndexError` naming the part's file.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -23,7 +39,16 @@ import numpy as np
 
 from chunking.types import Chunk
 from retrievers.base import CorruptIndexError, Hit, Retriever
-from retrievers.common import check_top_n, prepare_directory, read_meta, top_hits, write_meta
+from retrievers.common import (
+    META_FILE,
+    check_top_n,
+    file_sha256,
+    prepare_directory,
+    read_meta,
+    top_hits,
+    write_meta,
+)
+from retrievers.features import FeatureSpec, build_retrievers, feature_specs_of
 
 __all__ = ["HybridRetriever", "rrf_scores"]
 
@@ -124,12 +149,67 @@ class HybridRetriever(Retriever):
         return self.parts[0].n_docs
 
     def build(self, chunks: Sequence[Chunk]) -> None:
-        """Build every part on the same chunks.
+        """Build every part on the same chunks, computing shared features once.
 
         :param chunks: the snapshot's chunks, in index order.
         """
-        for part in self.parts:
-            part.build(chunks)
+        build_retrievers(self.parts, chunks)
+
+    def feature_specs(self) -> dict[str, FeatureSpec] | None:
+        """The parts' features, named ``"<part index>.<name>"``; ``None`` if a part does not share features.
+
+        :return: the specs, or ``None``.
+        """
+        out: dict[str, FeatureSpec] = {}
+        for i, part in enumerate(self.parts):
+            specs = feature_specs_of(part)
+            if specs is None:
+                return None
+            out.update({f"{i}.{name}": spec for name, spec in specs.items()})
+        return out
+
+    def _split_name(self, name: str) -> tuple[int, str]:
+        """The part position and its local feature name for a name of :meth:`feature_specs`.
+
+        :param name: ``"<part index>.<name>"``.
+        :return: ``(part index, name)``.
+        :raises ValueError: for a name of another form.
+        """
+        index, _, local = name.partition(".")
+        if not index.isdigit() or int(index) >= len(self.parts) or not local:
+            raise ValueError(f"hybrid has no feature {name!r}")
+        return int(index), local
+
+    def compute_feature(self, name: str, chunks: Sequence[Chunk]) -> Any:
+        """Compute one part's feature.
+
+        :param name: ``"<part index>.<name>"``.
+        :param chunks: the chunks.
+        :return: the feature value.
+        :raises ValueError: for an unknown name.
+        """
+        index, local = self._split_name(name)
+        return self.parts[index].compute_feature(local, chunks)
+
+    def build_from_features(self, values: Mapping[str, Any]) -> None:
+        """Build every part from its features.
+
+        :param values: ``{"<part index>.<name>": value}`` for every name of :meth:`feature_specs`.
+        :raises ValueError: for an unknown name.
+        """
+        per_part: list[dict[str, Any]] = [{} for _ in self.parts]
+        for name, value in values.items():
+            index, local = self._split_name(name)
+            per_part[index][local] = value
+        for part, part_values in zip(self.parts, per_part):
+            part.build_from_features(part_values)
+
+    def linked_parts(self) -> list[Retriever]:
+        """The parts whose saved indexes :meth:`save_linked` points to, in order (the index store's hook).
+
+        :return: the part retrievers.
+        """
+        return list(self.parts)
 
     def search(self, query: str, top_n: int = 100) -> list[Hit]:
         """Fuse the parts' rankings with RRF.
@@ -158,20 +238,49 @@ class HybridRetriever(Retriever):
             part.save(sub)
         write_meta(directory, self.name, self.config(), self.n_docs, [])
 
+    def save_linked(self, directory: Path, part_dirs: Sequence[Path]) -> None:
+        """Write ``retriever.json`` pointing at the parts' already saved indexes instead of copies of them.
+
+        :param directory: existing, empty target directory.
+        :param part_dirs: for each part, the directory its ``save`` wrote (same config as the part); stored as
+            paths relative to ``directory``, so the two must keep their relative position.
+        :raises FileNotFoundError: if ``directory`` does not exist.
+        :raises ValueError: if it is not empty, the number of directories differs from the number of parts, a
+            part directory holds another retriever or config, or the parts index different numbers of chunks.
+        :raises CorruptIndexError: if a part directory's ``retriever.json`` is missing or malformed.
+        """
+        directory = prepare_directory(directory)
+        if len(part_dirs) != len(self.parts):
+            raise ValueError(f"{len(part_dirs)} part directories for {len(self.parts)} parts")
+        links: list[dict[str, Any]] = []
+        n_docs: set[int] = set()
+        for part, part_dir in zip(self.parts, part_dirs):
+            part_dir = Path(part_dir)
+            meta = read_meta(part_dir, part.name, verify=False)
+            if meta["config"] != _json_round_trip(part.config()):
+                raise ValueError(f"{part_dir}: holds a {part.name} index of another config than this hybrid's part")
+            n_docs.add(meta["n_docs"])
+            links.append({"path": Path(os.path.relpath(part_dir, directory)).as_posix(),
+                          "meta_sha256": file_sha256(part_dir / META_FILE)})
+        if len(n_docs) != 1:
+            raise ValueError(f"the parts index different numbers of chunks: {sorted(n_docs)}")
+        write_meta(directory, self.name, self.config(), n_docs.pop(), [], {"links": links})
+
     @classmethod
     def load(cls, directory: Path) -> HybridRetriever:
-        """Load every part from its subdirectory.
+        """Load every part, from its subdirectory (:meth:`save`) or through its link (:meth:`save_linked`).
 
-        :param directory: the directory :meth:`save` wrote.
+        :param directory: the directory :meth:`save` or :meth:`save_linked` wrote.
         :return: the retriever.
         :raises CorruptIndexError: naming the file, if any file (of any part) is missing, truncated, edited or
-            inconsistent.
+            inconsistent, or a linked part's ``retriever.json`` is not the one the hybrid was linked to (the part
+            was rebuilt or replaced since: rebuild the hybrid).
         """
         from retrievers.registry import load_retriever
 
         directory = Path(directory)
         meta = read_meta(directory, cls.name)
-        meta_path = directory / "retriever.json"
+        meta_path = directory / META_FILE
         config = meta["config"]
         unknown = sorted(set(config) - {"parts", "k", "weights", "depth"})
         if unknown:
@@ -179,13 +288,17 @@ class HybridRetriever(Retriever):
         parts = config.get("parts")
         if not isinstance(parts, list) or len(parts) < 2:
             raise CorruptIndexError(meta_path, "config.parts must list at least two parts")
+        links = meta.get("links")
+        if links is not None and (not isinstance(links, list) or len(links) != len(parts)):
+            raise CorruptIndexError(meta_path, f"'links' must list one entry per part ({len(parts)})")
         loaded: list[Retriever] = []
         for i, spec in enumerate(parts):
-            part = load_retriever(directory / f"part{i}")
+            part_dir = directory / f"part{i}" if links is None else _linked_dir(directory, links[i], meta_path)
+            part = load_retriever(part_dir)
             if not isinstance(spec, dict) or spec.get("name") != part.name:
-                raise CorruptIndexError(meta_path, f"part {i} does not match {directory / f'part{i}'}")
+                raise CorruptIndexError(meta_path, f"part {i} does not match {part_dir}")
             if part.n_docs != meta["n_docs"]:
-                raise CorruptIndexError(directory / f"part{i}", f"{part.n_docs} chunks, expected {meta['n_docs']}")
+                raise CorruptIndexError(part_dir, f"{part.n_docs} chunks, expected {meta['n_docs']}")
             loaded.append(part)
         try:
             return cls(
@@ -193,3 +306,32 @@ class HybridRetriever(Retriever):
             )
         except (TypeError, ValueError) as exc:
             raise CorruptIndexError(meta_path, f"invalid config ({exc})") from None
+
+
+def _linked_dir(directory: Path, link: Any, meta_path: Path) -> Path:
+    """Resolve and check one link of a linked hybrid index.
+
+    :param directory: the hybrid's directory.
+    :param link: ``{"path": relative path, "meta_sha256": hex}``.
+    :param meta_path: the hybrid's ``retriever.json`` (for messages).
+    :return: the part's directory.
+    :raises CorruptIndexError: if the link is malformed, the part is missing, or its ``retriever.json`` changed.
+    """
+    if not isinstance(link, dict) or not isinstance(link.get("path"), str) or not isinstance(
+        link.get("meta_sha256"), str
+    ):
+        raise CorruptIndexError(meta_path, f"malformed link {link!r}")
+    part_dir = Path(os.path.normpath(directory / link["path"]))
+    part_meta = part_dir / META_FILE
+    if not part_meta.is_file():
+        raise CorruptIndexError(part_meta, f"linked part index of {directory} is missing")
+    if file_sha256(part_meta) != link["meta_sha256"]:
+        raise CorruptIndexError(
+            part_meta, f"changed since the hybrid index {directory} was linked to it (stale hybrid); rebuild it"
+        )
+    return part_dir
+
+
+def _json_round_trip(value: Any) -> Any:
+    """A value as it reads back from JSON (tuples become lists), for comparing configs with saved ones."""
+    return json.loads(json.dumps(value))

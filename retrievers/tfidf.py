@@ -8,6 +8,11 @@ The vectorizer is ``TfidfVectorizer(analyzer=CodeTokenizer.tokenize, lowercase=F
 sublinear_tf=True, norm="l2", smooth_idf=True)``; the query is transformed the same way and scored by the
 sparse dot product with every chunk row (cosine, since both sides are unit vectors).
 
+**Build.** The chunks are tokenized and counted once (the ``term_counts`` feature of
+:mod:`retrievers.features`, shared with BM25 when both are built together), and the counts are weighted by
+scikit-learn's ``TfidfTransformer``, which is what ``TfidfVectorizer.fit_transform`` does after its own counting
+step: same vocabulary (sorted), idf and rows (``tests/test_tfidf.py`` checks this against a plain vectorizer).
+
 **Persistence without pickle.** ``vocab.json`` (terms in column order), ``idf.npy`` (float64) and
 ``matrix.npz`` (the L2-normalised chunk rows, stored column-wise (CSC), as they are searched). On load the
 vectorizer is rebuilt with ``vocabulary=`` the saved terms (a fixed vocabulary, as scikit-learn supports) and
@@ -21,11 +26,11 @@ empty index and every search returns ``[]``; so does a query without a known tok
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
 
 from chunking.types import Chunk
 from retrievers.base import CorruptIndexError, Hit, Retriever
@@ -39,10 +44,12 @@ from retrievers.common import (
     prepare_directory,
     read_meta,
     read_terms,
+    save_npz,
     top_hits,
     write_meta,
     write_terms,
 )
+from retrievers.features import FeatureSpec, TermCounts, counts_from_tokens
 from retrievers.tokenize import CodeTokenizer
 
 __all__ = ["TfidfRetriever"]
@@ -102,7 +109,7 @@ class TfidfRetriever(Retriever):
         )
 
     def tokenize_chunks(self, chunks: Sequence[Chunk]) -> list[list[str]]:
-        """Token lists of the chunks' document texts (what :meth:`build` indexes; shareable with BM25).
+        """Token lists of the chunks' document texts (what :meth:`build` indexes).
 
         :param chunks: the chunks.
         :return: one token list per chunk.
@@ -110,34 +117,61 @@ class TfidfRetriever(Retriever):
         tokenize = self.tokenizer.tokenize
         return [tokenize(document_text(c, self.fields)) for c in chunks]
 
+    def feature_specs(self) -> dict[str, FeatureSpec]:
+        """The shared feature TF-IDF builds from: ``term_counts`` under this tokenizer config and these fields.
+
+        The same spec as a BM25 retriever's with the same tokenizer config and fields, so building both in one
+        :func:`~retrievers.features.build_retrievers` call tokenizes the snapshot once.
+
+        :return: ``{"counts": spec}``.
+        """
+        config = {"tokenizer": self.tokenizer.config(), "fields": list(self.fields)}
+        return {"counts": FeatureSpec.make("term_counts", config)}
+
+    def compute_feature(self, name: str, chunks: Sequence[Chunk]) -> TermCounts:
+        """Compute the ``counts`` feature: the chunks' term counts.
+
+        :param name: ``"counts"``.
+        :param chunks: the chunks.
+        :return: the term counts.
+        :raises ValueError: for another name.
+        """
+        if name != "counts":
+            raise ValueError(f"TF-IDF has no feature {name!r}; it has 'counts'")
+        return counts_from_tokens(self.tokenize_chunks(chunks))
+
     def build(self, chunks: Sequence[Chunk]) -> None:
         """Fit the vectorizer on the chunks' document texts and keep their TF-IDF rows.
 
         :param chunks: the snapshot's chunks, in index order.
         """
-        self.build_tokens(self.tokenize_chunks(chunks))
+        self.build_from_features({"counts": self.compute_feature("counts", chunks)})
 
     def build_tokens(self, docs: Sequence[Sequence[str]]) -> None:
         """Build from token lists (from :meth:`tokenize_chunks`), one per chunk in index order.
 
         :param docs: the chunks' tokens.
         """
+        self.build_from_features({"counts": counts_from_tokens(docs)})
+
+    def build_from_features(self, values: Mapping[str, Any]) -> None:
+        """Weight the ``counts`` feature with scikit-learn's ``TfidfTransformer`` (what ``TfidfVectorizer`` does
+        after counting): the same rows, vocabulary (sorted) and idf as ``TfidfVectorizer.fit_transform``.
+
+        :param values: ``{"counts": TermCounts}`` (read, never modified).
+        :raises ValueError: if the feature is missing or is not a :class:`~retrievers.features.TermCounts`.
+        """
+        counts = values.get("counts")
+        if not isinstance(counts, TermCounts):
+            raise ValueError(f"TF-IDF builds from {{'counts': TermCounts}}, got {sorted(values)}")
         self._vectorizer = None
-        self._matrix = sp.csc_matrix((len(docs), 0), dtype=np.float64)
-        if not any(docs):
+        self._matrix = sp.csc_matrix((counts.n_docs, 0), dtype=np.float64)
+        if counts.counts.nnz == 0:
             return  # BR-18: no token anywhere; scikit-learn would raise "empty vocabulary"
-        vec = TfidfVectorizer(
-            analyzer=_identity,
-            lowercase=False,
-            token_pattern=None,
-            sublinear_tf=True,
-            norm="l2",
-            smooth_idf=True,
-            dtype=np.float64,
-        )
-        matrix = vec.fit_transform(docs)
-        # Re-create the vectorizer over raw text with the learned vocabulary and idf (what load does too).
-        self._vectorizer = self._rebuild(vec.vocabulary_, np.asarray(vec.idf_, dtype=np.float64))
+        transformer = TfidfTransformer(norm="l2", smooth_idf=True, sublinear_tf=True)
+        matrix = transformer.fit_transform(sp.csr_matrix(counts.counts, dtype=np.float64))
+        vocabulary = {t: j for j, t in enumerate(counts.terms)}
+        self._vectorizer = self._rebuild(vocabulary, np.asarray(transformer.idf_, dtype=np.float64))
         self._matrix = sp.csc_matrix(matrix, dtype=np.float64)
 
     def _rebuild(self, vocabulary: dict[str, int], idf: np.ndarray) -> TfidfVectorizer:
@@ -198,7 +232,7 @@ class TfidfRetriever(Retriever):
             idf = np.asarray(self._vectorizer.idf_, dtype=np.float64)
         write_terms(directory / _VOCAB_FILE, terms)
         np.save(directory / _IDF_FILE, idf, allow_pickle=False)
-        sp.save_npz(directory / _MATRIX_FILE, self._matrix, compressed=True)  # CSC, as searched
+        save_npz(directory / _MATRIX_FILE, self._matrix)  # CSC, as searched
         write_meta(directory, self.name, self.config(), self.n_docs, [_VOCAB_FILE, _IDF_FILE, _MATRIX_FILE])
 
     @classmethod
@@ -228,12 +262,3 @@ class TfidfRetriever(Retriever):
         self._matrix = sp.csc_matrix(matrix, dtype=np.float64)
         self._vectorizer = self._rebuild(vocab, idf) if terms else None
         return self
-
-
-def _identity(tokens: list[str]) -> list[str]:
-    """Analyzer for already-tokenized documents (the chunks are tokenized once, in :meth:`TfidfRetriever.build`).
-
-    :param tokens: a token list.
-    :return: the same list.
-    """
-    return tokens

@@ -3,13 +3,24 @@
 Usage::
 
     python scripts/index_repos.py --repos DIR [--bench FILE] [--out DIR] [--chunker NAME [options]]
-        [--retriever NAME ...] [--model PATH] [--jobs N] [--backend loky|dask] [--scheduler ADDRESS] [--rebuild]
+        [--retriever NAME]... [-O KEY=VALUE]... [--model PATH] [--jobs N]
+        [--backend loky|threading|sequential|dask] [--scheduler ADDRESS] [--rebuild]
+
+    # every retriever of every dev snapshot, two worker processes:
+    python scripts/index_repos.py --repos repos/dev --jobs 2 --model ../shared/models/potion-base-8M \
+        --retriever bm25 --retriever tfidf --retriever potion --retriever faiss --retriever hybrid
+    # the same batch on a Dask cluster (see the README):
+    python scripts/index_repos.py --repos /shared/repos --out /shared/indexes --backend dask \
+        --scheduler tcp://scheduler-host:8786 --retriever bm25 --retriever potion --model /shared/potion-base-8M
 
 Indexes every snapshot directory under ``--repos`` (or only those the ``--bench`` file names) into ``--out``
 (default ``outputs/indexes``, git-ignored): ``<out>/<snapshot>/<chunker>-<hash>/`` with a manifest (toolkit
 version, chunker and walk config, snapshot fingerprint, counts, skipped files by reason) and one directory per
 retriever. Up-to-date indexes are skipped, so re-running after a kill resumes; a failing snapshot is reported
-and the others go on. A run report is written to ``<out>/_reports/``. Exit status 1 if any snapshot failed.
+and the others go on. The retrievers of one snapshot are built together, so BM25 and TF-IDF tokenize once and
+Potion and FAISS embed once; a hybrid links to its parts' indexes. With several ``--retriever``, each
+``-O KEY=VALUE`` goes to the retrievers that accept it. A run report (per snapshot: status, counts, seconds per
+step, worker) is written to ``<out>/_reports/``. Exit status 1 if any snapshot failed.
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ from evaluation.cli import MINI_REPOS, add_explorer_arguments, chunker_options_f
 from evaluation.explorers import DEFAULT_STORE, EMBEDDING_RETRIEVERS, _resolve_model
 from indexes.batch import BACKENDS, IndexJob, index_many
 from indexes.store import write_json
+from retrievers.registry import retriever_options
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,12 +70,19 @@ def main(argv: list[str] | None = None) -> int:
         snapshots = sorted(p for p in args.repos.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not snapshots:
         parser.error(f"no snapshot directories under {args.repos}")
+    names = args.retriever or ["bm25"]
+    given = dict(args.retriever_option)
+    unused = set(given)
     retrievers = []
-    for name in args.retriever or ["bm25"]:
-        options = dict(args.retriever_option)
+    for name in names:  # with several retrievers, each gets the -O options it accepts
+        accepted = set(retriever_options(name))
+        options = {k: v for k, v in given.items() if len(names) == 1 or k in accepted}
+        unused -= set(options)
         if name in EMBEDDING_RETRIEVERS and args.model:
             options["model"] = _resolve_model(args.model)
         retrievers.append((name, options))
+    if unused:
+        parser.error(f"--retriever-option {', '.join(sorted(unused))}: accepted by none of {', '.join(names)}")
     job = IndexJob(args.chunker, chunker_options_from_args(args), tuple(retrievers), {}, args.rebuild)
     try:  # validate names and options once, before any worker starts
         from chunking.registry import make_chunker
@@ -84,14 +103,22 @@ def main(argv: list[str] | None = None) -> int:
     reports.sort(key=lambda r: r["snapshot"])
     status = {s: sum(r["status"] == s for r in reports) for s in ("built", "up-to-date", "error")}
     lines = sum(r.get("counts", {}).get("lines", 0) for r in reports)
+    steps: dict[str, float] = {}  # seconds per step, summed over the snapshots built in this run
+    for r in reports:
+        if r["status"] == "built":
+            for step, seconds in r["seconds"].items():
+                steps[step] = round(steps.get(step, 0.0) + seconds, 4)
+    built_lines = sum(r["counts"].get("lines", 0) for r in reports if r["status"] == "built")
     run = {"argv": sys.argv if argv is None else argv, "job": job.__dict__ | {"retrievers": retrievers},
            "jobs": args.jobs, "backend": args.backend, "wall_seconds": round(wall, 3), "status": status,
-           "lines": lines, "snapshots": reports}
+           "lines": lines, "built_lines": built_lines, "step_seconds": steps, "snapshots": reports}
     report_path = args.out / "_reports" / f"index-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.json"
     report_path.parent.mkdir(parents=True, exist_ok=True)
     write_json(report_path, json.loads(json.dumps(run, default=str)))
     print(f"{len(reports)} snapshots: {status['built']} built, {status['up-to-date']} up to date, "
           f"{status['error']} failed; {lines:,} lines in {wall:.1f} s; report {report_path}")
+    if built_lines:
+        print(f"  worker seconds per 100K lines built: {steps.get('total', 0.0) / built_lines * 1e5:.2f}")
     for r in reports:
         if r["status"] == "error":
             print(f"  FAILED {r['snapshot']}: {r['error']}", file=sys.stderr)

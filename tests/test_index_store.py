@@ -162,3 +162,167 @@ def test_chunk_table_rejects_out_of_range_ids(tmp_path: Path) -> None:
     np.savez(tmp_path / "chunks.npz", **cols)
     with pytest.raises(CorruptIndexError, match="path ids"):
         ChunkTable.load(tmp_path)
+
+
+def _tree(store: Path) -> dict[str, bytes]:
+    """Every file of an index store by relative path; manifests without their timestamps and timings."""
+    out: dict[str, bytes] = {}
+    for path in sorted(store.rglob("*")):
+        if path.is_dir() or "_reports" in path.parts:
+            continue
+        data = path.read_bytes()
+        if path.name == "manifest.json":
+            manifest = json.loads(data)
+            for key in ("created_at", "seconds"):
+                manifest.pop(key, None)
+            data = json.dumps(manifest, sort_keys=True).encode()
+        out[path.relative_to(store).as_posix()] = data
+    return out
+
+
+def _every_retriever(model: Path) -> list[object]:
+    """bm25, tfidf, potion, faiss and hybrid (bm25 + potion), the embedding ones on the given model."""
+    return [make_retriever("bm25"), make_retriever("tfidf"), make_retriever("potion", model=str(model)),
+            make_retriever("faiss", model=str(model)), make_retriever("hybrid", model=str(model))]
+
+
+def test_all_retrievers_in_one_build_equal_separate_builds(
+    snapshot: Path, tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    """Building every retriever in one call (shared features) writes the same files as building each alone."""
+    together = ensure_index(snapshot, tmp_path / "a", make_chunker("function"), _every_retriever(tiny_model_dir))
+    assert together.built == ["chunks", "bm25", "tfidf", "potion", "faiss", "hybrid"]
+    assert {"term_counts", "vectors"} <= set(together.seconds)
+    for retriever in _every_retriever(tiny_model_dir):
+        ensure_index(snapshot, tmp_path / "b", make_chunker("function"), [retriever])
+    assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
+    for retriever in _every_retriever(tiny_model_dir):
+        a = open_index(snapshot, tmp_path / "a", make_chunker("function"), retriever).retriever
+        b = open_index(snapshot, tmp_path / "b", make_chunker("function"), retriever).retriever
+        assert a.search("cart total discount", 5) == b.search("cart total discount", 5)
+
+
+def test_new_retriever_on_current_chunks_does_not_rechunk(
+    snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the chunk table up to date, a new retriever gets its chunk texts from the files, not the chunker."""
+    import indexes.build
+
+    store = tmp_path / "store"
+    _build(snapshot, store)
+
+    def no_chunking(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the chunker ran again")
+
+    monkeypatch.setattr(indexes.build, "chunk_files", no_chunking)
+    report = ensure_index(snapshot, store, make_chunker("function"), [make_retriever("tfidf")])
+    assert report.built == ["tfidf"] and "texts" in report.seconds and "chunk" not in report.seconds
+    index = open_index(snapshot, store, make_chunker("function"), make_retriever("tfidf"))
+    top = index.chunks[index.retriever.search("slugify text")[0].index]
+    assert (top.path, top.start, top.end) == ("pkg/util.py", 1, 2)
+
+
+def test_chunk_texts_cut_from_files_equal_the_chunkers(snapshot: Path) -> None:
+    """chunks_with_text rebuilds exactly the chunker's chunks, text included, from the table and the files."""
+    from chunking.registry import chunk_files
+    from chunking.walk import walk_snapshot
+    from indexes.build import _without_text, chunks_with_text
+
+    files, _ = walk_snapshot(snapshot)
+    for chunker in (make_chunker("function"), make_chunker("window", size=3, overlap=1)):
+        chunks, _ = chunk_files(files, chunker)
+        table = ChunkTable(_without_text(chunks), {f.path: len(f.lines) for f in files})
+        assert chunks_with_text(table, files) == chunks
+    table = ChunkTable([Chunk("pkg/util.py", 1, 9, "function", "", "python")], {"pkg/util.py": 2})
+    with pytest.raises(StaleIndexError, match="pkg/util.py:1-9"):
+        chunks_with_text(table, files)
+
+
+def test_hybrid_links_its_parts_instead_of_copying_them(snapshot: Path, tmp_path: Path, tiny_model_dir: Path) -> None:
+    """Asking for a hybrid builds its parts in their own directories; the hybrid's data is one retriever.json."""
+    from retrievers.hybrid import HybridRetriever
+
+    store = tmp_path / "store"
+    hybrid = make_retriever("hybrid", model=str(tiny_model_dir))
+    report = ensure_index(snapshot, store, make_chunker("function"), [hybrid])
+    assert report.built == ["chunks", "bm25", "potion", "hybrid"]
+    hdir = next((report.chunk_dir / "retrievers").glob("hybrid-*"))
+    assert sorted(p.name for p in (hdir / "data").iterdir()) == ["retriever.json"]
+    links = json.loads((hdir / "data" / "retriever.json").read_text())["links"]
+    assert [link["path"].split("/")[:2] for link in links] == [["..", ".."], ["..", ".."]]
+    loaded = open_index(snapshot, store, make_chunker("function"), hybrid).retriever
+    assert isinstance(loaded, HybridRetriever) and [p.name for p in loaded.parts] == ["bm25", "potion"]
+    from chunking.registry import chunk_snapshot
+
+    fresh = make_retriever("hybrid", model=str(tiny_model_dir))
+    fresh.build(chunk_snapshot(snapshot, make_chunker("function"))[0])
+    assert loaded.search("cart discount", 5) == fresh.search("cart discount", 5) != []
+    again = ensure_index(snapshot, store, make_chunker("function"), [make_retriever("bm25"), hybrid])
+    assert again.built == [] and again.reused == ["bm25", "potion", "hybrid"]
+
+
+def test_changed_part_makes_the_hybrid_stale(snapshot: Path, tmp_path: Path, tiny_model_dir: Path) -> None:
+    """A part whose retriever.json changed makes the hybrid stale (open), corrupt (direct load), and re-linked."""
+    from retrievers.hybrid import HybridRetriever
+
+    store = tmp_path / "store"
+    hybrid = make_retriever("hybrid", model=str(tiny_model_dir))
+    report = ensure_index(snapshot, store, make_chunker("function"), [hybrid])
+    part_meta = next((report.chunk_dir / "retrievers").glob("bm25-*/data/retriever.json"))
+    part_meta.write_text(json.dumps(json.loads(part_meta.read_text())))  # same content, other bytes
+    with pytest.raises(StaleIndexError, match="links"):
+        open_index(snapshot, store, make_chunker("function"), hybrid)
+    hdir = next((report.chunk_dir / "retrievers").glob("hybrid-*"))
+    with pytest.raises(CorruptIndexError, match="bm25-.*retriever.json.*changed since the hybrid"):
+        HybridRetriever.load(hdir / "data")
+    assert ensure_index(snapshot, store, make_chunker("function"), [hybrid]).built == ["hybrid"]
+    assert open_index(snapshot, store, make_chunker("function"), hybrid).retriever.search("discount")
+
+
+def test_missing_part_of_a_hybrid_is_rebuilt(snapshot: Path, tmp_path: Path, tiny_model_dir: Path) -> None:
+    """A deleted part directory: opening the hybrid says it was never built; ensure_index rebuilds and re-links."""
+    import shutil
+
+    store = tmp_path / "store"
+    hybrid = make_retriever("hybrid", model=str(tiny_model_dir))
+    report = ensure_index(snapshot, store, make_chunker("function"), [hybrid])
+    shutil.rmtree(next((report.chunk_dir / "retrievers").glob("potion-*")))
+    with pytest.raises(FileNotFoundError, match="potion-"):
+        open_index(snapshot, store, make_chunker("function"), hybrid)
+    assert ensure_index(snapshot, store, make_chunker("function"), [hybrid]).built == ["potion"]
+    assert open_index(snapshot, store, make_chunker("function"), hybrid).retriever.n_docs == 5
+
+
+def test_save_linked_checks_the_part_directories(
+    tmp_path: Path, tiny_model_dir: Path, sample_chunks: list[Chunk]
+) -> None:
+    """Linking refuses a wrong number of parts, a part index of another config, and parts of different sizes."""
+    from retrievers.hybrid import HybridRetriever
+
+    bm25, potion = make_retriever("bm25"), make_retriever("potion", model=str(tiny_model_dir))
+    dirs = {}
+    for name, retriever, chunks in (("bm25", bm25, sample_chunks), ("potion", potion, sample_chunks),
+                                    ("short", make_retriever("potion", model=str(tiny_model_dir)), sample_chunks[:2])):
+        retriever.build(chunks)
+        dirs[name] = tmp_path / name
+        dirs[name].mkdir()
+        retriever.save(dirs[name])
+    hybrid = HybridRetriever([make_retriever("bm25"), make_retriever("potion", model=str(tiny_model_dir))])
+    for i, (part_dirs, message) in enumerate([
+        ([dirs["bm25"]], "1 part directories for 2 parts"),
+        ([dirs["bm25"], dirs["bm25"]], "holds a 'bm25' index, expected 'potion'"),
+        ([dirs["bm25"], dirs["short"]], "different numbers of chunks"),
+    ]):
+        target = tmp_path / f"h{i}"
+        target.mkdir()
+        with pytest.raises((ValueError, CorruptIndexError), match=message):
+            hybrid.save_linked(target, part_dirs)
+    other = HybridRetriever([make_retriever("bm25", k1=0.5), make_retriever("potion", model=str(tiny_model_dir))])
+    (tmp_path / "h9").mkdir()
+    with pytest.raises(ValueError, match="another config"):
+        other.save_linked(tmp_path / "h9", [dirs["bm25"], dirs["potion"]])
+    (tmp_path / "ok").mkdir()
+    hybrid.save_linked(tmp_path / "ok", [dirs["bm25"], dirs["potion"]])
+    loaded = HybridRetriever.load(tmp_path / "ok")
+    hybrid.build(sample_chunks)
+    assert loaded.search("cookie timeout", 5) == hybrid.search("cookie timeout", 5) != []

@@ -1,0 +1,156 @@
+"""Tests of batch indexing (indexes/batch.py): small tasks, failures recorded, resume after SIGKILL, Dask."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from chunking.registry import make_chunker
+from indexes.batch import IndexJob, index_many, task_arguments
+from indexes.build import open_index
+from retrievers.registry import make_retriever
+
+ROOT = Path(__file__).resolve().parent.parent
+MINI_REPOS = ROOT / "examples" / "mini" / "repos"
+SNAPSHOTS = sorted(p for p in MINI_REPOS.iterdir() if p.is_dir())
+QUERY = "format the total price and handle the request"
+
+
+def _job(model: Path) -> IndexJob:
+    """Every retriever (hybrid = BM25 + Potion) over function chunks, the embedding ones on the given model."""
+    embed = {"model": str(model)}
+    return IndexJob("function", {}, (("bm25", {}), ("tfidf", {}), ("potion", embed), ("faiss", embed),
+                                     ("hybrid", embed)))
+
+
+def _tree(store: Path) -> dict[str, bytes]:
+    """Every file of an index store by relative path; manifests without their timestamps and timings."""
+    out: dict[str, bytes] = {}
+    for path in sorted(store.rglob("*")):
+        if path.is_dir() or "_reports" in path.parts:
+            continue
+        data = path.read_bytes()
+        if path.name == "manifest.json":
+            manifest = json.loads(data)
+            for key in ("created_at", "seconds"):
+                manifest.pop(key, None)
+            data = json.dumps(manifest, sort_keys=True).encode()
+        out[path.relative_to(store).as_posix()] = data
+    return out
+
+
+def _results(store: Path, job: IndexJob) -> dict[tuple[str, str], list[tuple[str, int, int]]]:
+    """Top-5 chunk ranges of every (snapshot, retriever) of a store for one query, through open_index."""
+    out = {}
+    for snapshot in SNAPSHOTS:
+        for name, options in job.retrievers:
+            index = open_index(snapshot, store, make_chunker(job.chunker), make_retriever(name, **options))
+            hits = index.retriever.search(QUERY, 5)
+            out[snapshot.name, name] = [(index.chunks[h.index].path, index.chunks[h.index].start,
+                                         index.chunks[h.index].end) for h in hits]
+    return out
+
+
+@pytest.fixture(scope="module")
+def clean_store(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) -> Path:
+    """The mini repos indexed with every retriever in one uninterrupted sequential batch."""
+    store = tmp_path_factory.mktemp("clean")
+    reports = index_many(SNAPSHOTS, store, _job(tiny_model_dir), backend="sequential")
+    if any(r["status"] != "built" for r in reports):
+        raise RuntimeError(f"clean build failed: {reports}")
+    return store
+
+
+def test_task_arguments_are_small_and_absolute(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """BR-22: a task carries two absolute paths (workers have another cwd) and the job, under 1 KB pickled."""
+    monkeypatch.chdir(MINI_REPOS)
+    arguments = task_arguments([Path(s.name) for s in SNAPSHOTS], Path("store"), _job(tiny_model_dir))
+    assert [a[0] for a in arguments] == [str(s) for s in SNAPSHOTS]
+    assert {a[1] for a in arguments} == {str(MINI_REPOS / "store")}
+    sizes = [len(pickle.dumps(a)) for a in arguments]
+    assert max(sizes) < 1024, sizes
+
+
+def test_failed_snapshot_is_recorded_and_the_batch_goes_on(tmp_path: Path) -> None:
+    """A missing snapshot becomes an error report naming it; the other snapshots are built."""
+    missing = tmp_path / "mini__gone-9"
+    reports = index_many([SNAPSHOTS[0], missing, SNAPSHOTS[1]], tmp_path / "store", IndexJob(), backend="sequential")
+    status = {r["snapshot"]: r["status"] for r in reports}
+    assert status == {SNAPSHOTS[0].name: "built", "mini__gone-9": "error", SNAPSHOTS[1].name: "built"}
+    error = next(r for r in reports if r["status"] == "error")
+    assert "FileNotFoundError" in error["error"] and str(missing) in error["error"]
+
+
+def test_killed_batch_resumes_to_identical_indexes(tmp_path: Path, tiny_model_dir: Path, clean_store: Path) -> None:
+    """SIGKILL while writing the second snapshot's TF-IDF index, then a rerun: same files and results as a clean run."""
+    store = tmp_path / "store"
+    script = textwrap.dedent(
+        f"""
+        import os, signal
+        from pathlib import Path
+        from indexes.batch import IndexJob, index_many
+        from retrievers.tfidf import TfidfRetriever
+
+        saves = []
+        original = TfidfRetriever.save
+
+        def save_then_die(self, directory):
+            original(self, directory)  # the files are written, the directory not yet renamed into place
+            saves.append(directory)
+            if len(saves) == 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        TfidfRetriever.save = save_then_die
+        snapshots = [Path(p) for p in {[str(s) for s in SNAPSHOTS]!r}]
+        index_many(snapshots, Path({str(store)!r}), IndexJob(**{_job(tiny_model_dir).__dict__!r}), backend="sequential")
+        """
+    )
+    killed = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    second = store / SNAPSHOTS[1].name
+    assert list(second.glob("*/retrievers/tfidf-*.tmp-*"))  # the half-written directory the kill left behind
+    assert not (store / SNAPSHOTS[2].name).exists()
+
+    reports = index_many(SNAPSHOTS, store, _job(tiny_model_dir), backend="sequential")
+    status = {r["snapshot"]: (r["status"], r.get("built")) for r in reports}
+    assert status[SNAPSHOTS[0].name] == ("up-to-date", [])
+    assert status[SNAPSHOTS[1].name] == ("built", ["tfidf", "potion", "faiss", "hybrid"])
+    assert status[SNAPSHOTS[2].name][1] == ["chunks", "bm25", "tfidf", "potion", "faiss", "hybrid"]
+    assert not list(store.rglob("*.tmp-*"))
+    assert _tree(store) == _tree(clean_store)
+    assert _results(store, _job(tiny_model_dir)) == _results(clean_store, _job(tiny_model_dir))
+
+
+def test_parallel_processes_build_the_same_indexes(tmp_path: Path, tiny_model_dir: Path, clean_store: Path) -> None:
+    """Two loky worker processes build byte-identical indexes to a sequential build, each in another process."""
+    reports = index_many(SNAPSHOTS, tmp_path / "store", _job(tiny_model_dir), n_jobs=2, backend="loky")
+    assert sorted(r["snapshot"] for r in reports) == [s.name for s in SNAPSHOTS]
+    assert all(r["status"] == "built" for r in reports)
+    assert all(not r["worker"].endswith(f":{os.getpid()}") for r in reports)
+    assert _tree(tmp_path / "store") == _tree(clean_store)
+
+
+def test_dask_cluster_builds_the_same_indexes(tmp_path: Path, tiny_model_dir: Path, clean_store: Path) -> None:
+    """The batch run through a local Dask cluster (2 worker processes, by scheduler address) equals a sequential one."""
+    distributed = pytest.importorskip(
+        "dask.distributed", reason="dask is not installed (pip install 'swe-explore-baselines[dask]')"
+    )
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        reports = index_many(
+            SNAPSHOTS, tmp_path / "store", _job(tiny_model_dir), backend="dask", scheduler=cluster.scheduler_address
+        )
+    assert sorted(r["snapshot"] for r in reports) == [s.name for s in SNAPSHOTS]
+    assert all(r["status"] == "built" for r in reports), reports
+    assert all(not r["worker"].endswith(f":{os.getpid()}") for r in reports)
+    assert _tree(tmp_path / "store") == _tree(clean_store)
+    assert _results(tmp_path / "store", _job(tiny_model_dir)) == _results(clean_store, _job(tiny_model_dir))

@@ -1,0 +1,113 @@
+"""Tests of shared-feature builds (retrievers/features.py): computed once, same indexes as separate builds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from sklearn.feature_extraction.text import CountVectorizer
+
+from chunking.types import Chunk
+from retrievers.base import Retriever
+from retrievers.bm25 import BM25Retriever
+from retrievers.features import FeatureSpec, build_retrievers, counts_from_tokens, feature_specs_of
+from retrievers.potion import PotionRetriever
+from retrievers.registry import make_retriever
+from retrievers.tfidf import TfidfRetriever
+
+QUERIES = ["send the request with a timeout", "cookie jar name", "alpha beta gamma delta", "nothing matches"]
+
+
+def _all(model: Path) -> list[Retriever]:
+    """One retriever of each kind (hybrid = BM25 + Potion), the embedding ones on the given model."""
+    return [
+        make_retriever("bm25"),
+        make_retriever("tfidf"),
+        make_retriever("potion", model=str(model)),
+        make_retriever("faiss", model=str(model)),
+        make_retriever("hybrid", model=str(model)),
+    ]
+
+
+def test_counts_from_tokens_match_scikit_learn_counts() -> None:
+    """Term counts equal CountVectorizer's (sorted vocabulary, same counts) for the same token lists."""
+    docs = [["get", "user", "get"], [], ["user", "name", "zeta", "name", "name"]]
+    counts = counts_from_tokens(docs)
+    vec = CountVectorizer(analyzer=lambda d: d)
+    expected = vec.fit_transform(docs)
+    assert counts.terms == ["get", "name", "user", "zeta"] == list(vec.get_feature_names_out())
+    assert counts.counts.dtype == np.int32
+    assert counts.counts.toarray().tolist() == expected.toarray().tolist() == [[2, 0, 1, 0], [0, 0, 0, 0], [0, 3, 1, 1]]
+
+
+def test_specs_are_shared_exactly_when_the_inputs_match(tiny_model_dir: Path) -> None:
+    """BM25 and TF-IDF share term counts only under the same tokenizer and fields; Potion and FAISS share vectors."""
+    bm25 = feature_specs_of(make_retriever("bm25"))
+    assert bm25 == feature_specs_of(make_retriever("tfidf"))
+    assert bm25 == feature_specs_of(make_retriever("bm25", k1=0.9, backend="rank_bm25"))  # scoring only
+    assert bm25 != feature_specs_of(make_retriever("tfidf", fields=["text"]))
+    assert bm25 != feature_specs_of(make_retriever("tfidf", tokenizer={"stopwords": "none"}))
+    potion = feature_specs_of(make_retriever("potion", model=str(tiny_model_dir)))
+    assert potion == feature_specs_of(make_retriever("faiss", model=str(tiny_model_dir), index="hnsw"))
+    assert potion != feature_specs_of(make_retriever("faiss", model=str(tiny_model_dir), max_length=None))
+    assert potion is not None and potion["vectors"].kind == "vectors"
+    assert FeatureSpec.make("k", {"a": 1, "b": [2]}) == FeatureSpec.make("k", {"b": [2], "a": 1})
+
+
+def test_each_feature_is_computed_once(
+    tiny_model_dir: Path, sample_chunks: list[Chunk], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Five retrievers built together tokenize once (BM25) and embed once (Potion); the others reuse both."""
+    calls: list[str] = []
+    for cls in (BM25Retriever, TfidfRetriever, PotionRetriever):
+        original = cls.compute_feature
+
+        def counting(self: Any, name: str, chunks: Any, _original: Any = original) -> Any:
+            calls.append(f"{self.name}.{name}")
+            return _original(self, name, chunks)
+
+        monkeypatch.setattr(cls, "compute_feature", counting)
+    seconds = build_retrievers(_all(tiny_model_dir), sample_chunks)
+    assert calls == ["bm25.counts", "potion.vectors"]
+    assert set(seconds) == {"term_counts", "vectors", "0:bm25", "1:tfidf", "2:potion", "3:faiss", "4:hybrid"}
+
+
+def test_building_together_equals_building_alone(tiny_model_dir: Path, sample_chunks: list[Chunk]) -> None:
+    """bm25+tfidf+potion+faiss+hybrid built in one call give exactly the hits of each built on its own."""
+    together = _all(tiny_model_dir)
+    build_retrievers(together, sample_chunks)
+    alone = _all(tiny_model_dir)
+    for retriever in alone:
+        retriever.build(sample_chunks)
+    for a, b in zip(together, alone):
+        assert a.n_docs == b.n_docs == len(sample_chunks)
+        for query in QUERIES:
+            assert a.search(query, 10) == b.search(query, 10), (a.name, query)
+    assert together[0].search("cookie jar name", 10)  # not vacuous: the lexical side finds something
+    assert together[2].search("alpha beta gamma delta", 10)  # nor the embedding side
+
+
+def test_retriever_without_feature_hooks_is_built_plainly(sample_chunks: list[Chunk]) -> None:
+    """A retriever that declares no features is built with build(chunks) next to sharing ones."""
+
+    class Plain(BM25Retriever):
+        name = "bm25"
+
+        def feature_specs(self) -> None:  # type: ignore[override]
+            return None
+
+    plain, shared = Plain(), BM25Retriever()
+    build_retrievers([plain, shared], sample_chunks)
+    assert plain.search("cookie jar", 5) == shared.search("cookie jar", 5) != []
+
+
+def test_wrong_feature_values_are_rejected() -> None:
+    """build_from_features names what it needs when given something else."""
+    with pytest.raises(ValueError, match="TermCounts"):
+        BM25Retriever().build_from_features({"counts": [["a"]]})
+    with pytest.raises(ValueError, match="TermCounts"):
+        TfidfRetriever().build_from_features({})
+    with pytest.raises(ValueError, match="no feature"):
+        BM25Retriever().compute_feature("vectors", [])
