@@ -72,6 +72,7 @@ class IndexedExplorer:
         self._chunker = make_chunker(self.chunker, **self.chunker_options)
         make_retriever(self.retriever, **self.retriever_options)  # validate name and options now
         self._rebuilt: set[Path] = set()
+        self._loaded: tuple[Path, str | None, Any] | None = None  # the last loaded index
 
     @property
     def name(self) -> str:
@@ -107,6 +108,24 @@ class IndexedExplorer:
             snapshot_dir, self.store, self._chunker, [self._new_retriever()], self.walk, rebuild, snapshot_name
         )
 
+    def load(self, snapshot_dir: Path, snapshot_name: str | None = None) -> Any:
+        """The snapshot's index, built if needed and loaded; the last one loaded is kept in memory.
+
+        Consecutive queries on one snapshot reuse the loaded index (the snapshot is assumed not to change
+        within one process), so only the first pays for the freshness check and the load.
+
+        :param snapshot_dir: the snapshot.
+        :param snapshot_name: its name in the store.
+        :return: the :class:`indexes.build.LoadedIndex`.
+        """
+        key = (Path(snapshot_dir).resolve(), snapshot_name)
+        if self._loaded is None or self._loaded[:2] != key:
+            self.prepare(snapshot_dir, snapshot_name)
+            index = open_index(snapshot_dir, self.store, self._chunker, self._new_retriever(), self.walk,
+                               snapshot_name)
+            self._loaded = (*key, index)
+        return self._loaded[2]
+
     def rank(self, snapshot_dir: Path, query: str, snapshot_name: str | None = None) -> tuple[list[Chunk], Any]:
         """Ranked chunks (best first, at most ``top_n``) and the loaded index.
 
@@ -115,8 +134,7 @@ class IndexedExplorer:
         :param snapshot_name: its name in the store.
         :return: ``(ranked chunks, LoadedIndex)``.
         """
-        self.prepare(snapshot_dir, snapshot_name)
-        index = open_index(snapshot_dir, self.store, self._chunker, self._new_retriever(), self.walk, snapshot_name)
+        index = self.load(snapshot_dir, snapshot_name)
         hits = index.retriever.search(query, self.top_n) if query.strip() else []
         hits = apply_priors(query, index.chunks, hits, self.priors)
         return [index.chunks[h.index] for h in hits], index
