@@ -31,8 +31,12 @@ DEFAULT_STORE = Path("outputs/indexes")
 EMBEDDING_RETRIEVERS = ("potion", "faiss", "hybrid")
 
 
-def _resolve_model(model: str | None) -> str | None:
-    """Make a local model path absolute (so the index key does not depend on the working directory)."""
+def resolve_model_path(model: str | None) -> str | None:
+    """Make a local model directory absolute, so the index key does not depend on the working directory.
+
+    :param model: a local model directory, a hub id or ``None``.
+    :return: the absolute directory, or ``model`` unchanged when it is not a local directory.
+    """
     if model and os.path.isdir(model):
         return str(Path(model).resolve())
     return model
@@ -68,7 +72,7 @@ class IndexedExplorer:
 
     def __post_init__(self) -> None:
         if "model" in self.retriever_options:
-            self.retriever_options["model"] = _resolve_model(self.retriever_options["model"])
+            self.retriever_options["model"] = resolve_model_path(self.retriever_options["model"])
         self._chunker = make_chunker(self.chunker, **self.chunker_options)
         make_retriever(self.retriever, **self.retriever_options)  # validate name and options now
         self._rebuilt: set[Path] = set()
@@ -209,7 +213,7 @@ def make_explorer(
     """
     pack = pack or PackConfig()
     if name in REFERENCE_EXPLORERS:
-        options = {"model_path": _resolve_model(model)} if name == "reference_potion" and model else {}
+        options = {"model_path": resolve_model_path(model)} if name == "reference_potion" and model else {}
         return ReferenceAdapter(name, pack.k, options)
     if name not in RETRIEVERS:
         valid = ", ".join([*RETRIEVERS, *REFERENCE_EXPLORERS])

@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 from evaluation.bench import find_snapshot, load_bench
 from evaluation.cli import MINI_REPOS, add_explorer_arguments, chunker_options_from_args
-from evaluation.explorers import DEFAULT_STORE, EMBEDDING_RETRIEVERS, _resolve_model
+from evaluation.explorers import DEFAULT_STORE, EMBEDDING_RETRIEVERS, resolve_model_path
 from indexes.batch import BACKENDS, IndexJob, index_many
 from indexes.store import write_json
 from retrievers.registry import retriever_options
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         options = {k: v for k, v in given.items() if len(names) == 1 or k in accepted}
         unused -= set(options)
         if name in EMBEDDING_RETRIEVERS and args.model:
-            options["model"] = _resolve_model(args.model)
+            options["model"] = resolve_model_path(args.model)
         retrievers.append((name, options))
     if unused:
         parser.error(f"--retriever-option {', '.join(sorted(unused))}: accepted by none of {', '.join(names)}")
