@@ -135,3 +135,31 @@ def test_compare_chunkers_writes_table_csv_rows_and_plots(tmp_path: Path) -> Non
     assert "## typescript" in (out / "table.md").read_text()
     pytest.importorskip("matplotlib")
     assert (out / "plots" / "ndcg_at_500.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("retriever", ["bm25", "tfidf", "reference_bm25", "reference_tfidf"])
+def test_br16_empty_and_binary_only_snapshots_give_empty_rows(tmp_path: Path, retriever: str) -> None:
+    """BR-16: an empty and a binary-only snapshot give SUCCESS rows; ours return no regions and zero metrics.
+
+    The reference baselines have no binary detection (they decode with errors="ignore"), so they faithfully
+    return the binary file's window; they must still not fail.
+    """
+    record = json.loads(MINI_BENCH.read_text().splitlines()[0])
+    bench = tmp_path / "bench.jsonl"
+    rows = []
+    for iid in ("empty__repo-1", "binary__repo-2"):
+        rows.append(json.dumps(record | {"instance_id": iid}))
+        (tmp_path / "repos" / iid).mkdir(parents=True)
+    bench.write_text("\n".join(rows) + "\n")
+    (tmp_path / "repos" / "empty__repo-1" / "empty.py").write_text("")
+    (tmp_path / "repos" / "binary__repo-2" / "blob.py").write_bytes(b"\x00\x01\x02" * 100)
+    out = tmp_path / "rows.jsonl"
+    argv = ["--bench", str(bench), "--repos", str(tmp_path / "repos"), "--out", str(out), "--store",
+            str(tmp_path / "store"), "--quiet", "--retriever", retriever, "--k", "50"]
+    assert _script("run_baselines")(argv) == 0
+    rows_by_id = {row["instance_id"]: row for row in _rows(out)}
+    assert all(row["outcome"] == "SUCCESS" for row in rows_by_id.values())
+    checked = ["empty__repo-1"] if retriever.startswith("reference") else ["empty__repo-1", "binary__repo-2"]
+    for iid in checked:
+        assert rows_by_id[iid]["regions"] == []
+        assert set(rows_by_id[iid]["metrics"].values()) == {0.0}
