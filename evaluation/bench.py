@@ -183,7 +183,7 @@ def load_bench(
         raise ValueError(f"limit must be >= 0, got {limit}")
     records: list[BenchRecord] = []
     first_line: dict[str, int] = {}
-    with path.open(encoding="utf-8") as handle:
+    with path.open(encoding="utf-8-sig") as handle:  # a UTF-8 BOM is tolerated
         for line_no, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -191,7 +191,7 @@ def load_bench(
             try:
                 data = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+                raise ValueError(f"{where}: invalid JSON ({exc.msg} column {exc.colno})") from None
             record = parse_record(data, where, require_query=require_query)
             if record.instance_id in first_line:
                 raise ValueError(

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, Sequence
 
 from chunking.registry import CHUNKERS, add_chunker_arguments, chunker_options
 from evaluation.explorers import DEFAULT_STORE, IndexedExplorer, ReferenceAdapter, make_explorer
@@ -23,8 +24,19 @@ MINI_BENCH = Path(__file__).resolve().parent.parent / "examples" / "mini" / "min
 MINI_REPOS = MINI_BENCH.parent / "repos"
 
 
+def die(parser: argparse.ArgumentParser, message: str) -> NoReturn:
+    """Report a bad input (a data file, a directory, a config clash) without the usage dump; exit status 2.
+
+    :param parser: the script's parser (for its name).
+    :param message: what is wrong, naming the file or record.
+    """
+    print(f"{parser.prog}: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def parse_option(text: str) -> tuple[str, Any]:
-    """Parse ``KEY=VALUE`` where VALUE is JSON if it parses (``k1=1.2``, ``parts=["bm25","tfidf"]``), else text.
+    """Parse ``KEY=VALUE``: VALUE is JSON if it parses (``k1=1.2``, ``parts=["bm25","tfidf"]``), a list if it is
+    bracketed without quotes (``parts=[bm25,tfidf]``), else text.
 
     :param text: the option as given on the command line.
     :return: ``(key, value)``.
@@ -33,48 +45,64 @@ def parse_option(text: str) -> tuple[str, Any]:
     key, sep, raw = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    key = key.replace("-", "_")
     try:
-        return key.replace("-", "_"), json.loads(raw)
+        return key, json.loads(raw)
     except json.JSONDecodeError:
-        return key.replace("-", "_"), raw
+        if raw.startswith("[") and raw.endswith("]"):
+            return key, [item.strip().strip("'\"") for item in raw[1:-1].split(",") if item.strip()]
+        return key, raw
 
 
-def add_explorer_arguments(parser: argparse.ArgumentParser, multiple_retrievers: bool = False) -> None:
-    """Add the explorer options: retriever, chunker and its options, packer, store, model.
+def add_explorer_arguments(
+    parser: argparse.ArgumentParser,
+    multiple_retrievers: bool = False,
+    choose: bool = True,
+    packing: bool = True,
+    store_flags: Sequence[str] = ("--store",),
+) -> None:
+    """Add the explorer options: retriever, chunker and its options, packer, ranking priors, store, model.
 
     :param parser: the script's parser.
     :param multiple_retrievers: accept several ``--retriever`` values (index_repos.py builds several).
+    :param choose: offer ``--retriever``/``--chunker`` (scripts that loop over a grid set them themselves).
+    :param packing: offer the packer and prior options (not for scripts that only build indexes).
+    :param store_flags: the flag name(s) of the index store directory.
     """
     names = [*RETRIEVERS, *REFERENCE_EXPLORERS]
-    if multiple_retrievers:
+    if choose and multiple_retrievers:
         parser.add_argument("--retriever", action="append", choices=list(RETRIEVERS), default=None,
                             help="retriever(s) to build; repeat for several (default: bm25)")
-    else:
+    elif choose:
         parser.add_argument("--retriever", default="bm25", choices=names,
                             help="retriever, or a reference baseline re-run (default: %(default)s)")
     add_chunker_arguments(parser)
+    if not choose:
+        parser.set_defaults(chunker=None)
     parser.add_argument("--retriever-option", "-O", action="append", type=parse_option, default=[],
                         metavar="KEY=VALUE", help="retriever option, e.g. -O k1=1.2 -O backend=bm25s")
     parser.add_argument("--model", default=None,
                         help="embedding model (local path or hub id) for potion/faiss/hybrid "
                              "(default: $SWE_EXPLORE_POTION_MODEL, else minishlab/potion-base-8M)")
-    parser.add_argument("--k", type=int, default=5, help="regions per instance, top-K (default: %(default)s)")
-    parser.add_argument("--budget", type=int, default=500, help="line budget B per instance (default: %(default)s)")
-    pack = PackConfig()
-    parser.add_argument("--max-region-lines", type=int, default=pack.max_region_lines,
-                        help="cap on one region's lines (default: %(default)s)")
-    parser.add_argument("--max-regions-per-file", type=int, default=pack.max_regions_per_file,
-                        help="cap on regions in one file (default: %(default)s)")
-    parser.add_argument("--merge-gap", type=int, default=pack.merge_gap,
-                        help="merge chunks this close in one file (default: %(default)s)")
-    parser.add_argument("--no-fill", dest="fill", action="store_false",
-                        help="do not spend the unused budget on context around the regions")
-    parser.add_argument("--top-n", type=int, default=200, help="ranked chunks handed to the packer")
-    parser.add_argument("--no-priors", action="store_true", help="raw retriever ranking (no ranking priors)")
-    for name, default in RankPriors().to_dict().items():
-        parser.add_argument("--" + name.replace("_", "-"), type=float, default=None,
-                            help=f"ranking prior (default {default}; see retrievers/priors.py)")
-    parser.add_argument("--store", type=Path, default=DEFAULT_STORE,
+    if packing:
+        pack = PackConfig()
+        parser.add_argument("--k", type=int, default=pack.k, help="regions per instance, top-K (default: %(default)s)")
+        parser.add_argument("--budget", type=int, default=pack.budget,
+                            help="line budget B per instance (default: %(default)s)")
+        parser.add_argument("--max-region-lines", type=int, default=pack.max_region_lines,
+                            help="cap on one region's lines (default: %(default)s)")
+        parser.add_argument("--max-regions-per-file", type=int, default=pack.max_regions_per_file,
+                            help="cap on regions in one file (default: %(default)s)")
+        parser.add_argument("--merge-gap", type=int, default=pack.merge_gap,
+                            help="merge chunks this close in one file (default: %(default)s)")
+        parser.add_argument("--no-fill", dest="fill", action="store_false",
+                            help="do not spend the unused budget on context around the regions")
+        parser.add_argument("--top-n", type=int, default=200, help="ranked chunks handed to the packer (>= 1)")
+        parser.add_argument("--no-priors", action="store_true", help="raw retriever ranking (no ranking priors)")
+        for name, default in RankPriors().to_dict().items():
+            parser.add_argument("--" + name.replace("_", "-"), type=float, default=None,
+                                help=f"ranking prior (default {default}; see retrievers/priors.py)")
+    parser.add_argument(*store_flags, dest="store", type=Path, default=DEFAULT_STORE,
                         help="index store directory (default: %(default)s)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild indexes even if up to date or corrupt")
 
@@ -127,8 +155,18 @@ def explorer_from_args(args: argparse.Namespace, retriever: str | None = None) -
     :return: the explorer.
     :raises ValueError: for an unknown name or an invalid option.
     """
+    name = retriever or args.retriever
+    if name in REFERENCE_EXPLORERS:
+        ignored = [flag for flag, given in (("--retriever-option", args.retriever_option),
+                                             ("chunker options", chunker_options_from_args(args)),
+                                             ("--budget", args.budget != PackConfig().budget)) if given]
+        if ignored:
+            raise ValueError(f"{name} is the reference baseline as specified (80/20 windows, raw top-K, no line "
+                             f"budget); it takes only --k and --model, not {', '.join(ignored)}")
+    if args.store.exists() and not args.store.is_dir():
+        raise ValueError(f"--store {args.store} is not a directory")
     return make_explorer(
-        retriever or args.retriever,
+        name,
         chunker=args.chunker,
         chunker_options=chunker_options_from_args(args),
         retriever_options=dict(args.retriever_option),

@@ -71,6 +71,8 @@ class IndexedExplorer:
     rebuild: bool = False
 
     def __post_init__(self) -> None:
+        if self.top_n < 1:
+            raise ValueError(f"top_n must be >= 1 (ranked chunks handed to the packer), got {self.top_n}")
         if "model" in self.retriever_options:
             self.retriever_options["model"] = resolve_model_path(self.retriever_options["model"])
         self._chunker = make_chunker(self.chunker, **self.chunker_options)

@@ -128,7 +128,8 @@ class ResultsWriter:
 
         :param row: a row from :func:`make_row` (any JSON-serialisable mapping).
         """
-        self._handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        # ensure_ascii keeps rows writable even for paths with lone surrogates (undecodable file names)
+        self._handle.write(json.dumps(row, ensure_ascii=True) + "\n")
         self._handle.flush()
 
     def close(self) -> None:
@@ -144,12 +145,14 @@ class ResultsWriter:
         self.close()
 
 
-def read_rows(path: str | Path) -> list[dict[str, Any]]:
+def read_rows(path: str | Path, *, drop_partial_last: bool = False) -> list[dict[str, Any]]:
     """Read a result JSONL file (ours, the reference runner's, or external predictions).
 
     Each row needs ``instance_id`` (string) and ``regions`` (list); other fields are kept as they are.
 
     :param path: the JSONL file; blank lines are ignored.
+    :param drop_partial_last: ignore a last line that is not valid JSON and has no final newline (a row cut
+        off by a killed run), instead of raising.
     :return: the rows in file order.
     :raises FileNotFoundError: if the file does not exist.
     :raises ValueError: on invalid JSON or a row without ``instance_id``/``regions``, naming file and line.
@@ -158,19 +161,22 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise FileNotFoundError(f"result file {path} does not exist")
     rows: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{line_no}: invalid JSON ({exc.msg} at column {exc.colno})") from None
-            if not isinstance(row, dict) or not isinstance(row.get("instance_id"), str):
-                raise ValueError(f"{path}:{line_no}: row has no string 'instance_id'")
-            if not isinstance(row.get("regions"), list):
-                raise ValueError(f"{path}:{line_no} ({row['instance_id']}): row has no 'regions' list")
-            rows.append(row)
+    with path.open(encoding="utf-8-sig") as handle:
+        lines = handle.readlines()
+    for line_no, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if drop_partial_last and line_no == len(lines) and not line.endswith("\n"):
+                break
+            raise ValueError(f"{path}:{line_no}: invalid JSON ({exc.msg}, column {exc.colno})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("instance_id"), str):
+            raise ValueError(f"{path}:{line_no}: row has no string 'instance_id'")
+        if not isinstance(row.get("regions"), list):
+            raise ValueError(f"{path}:{line_no} ({row['instance_id']}): row has no 'regions' list")
+        rows.append(row)
     return rows
 
 
@@ -218,7 +224,10 @@ def score_row(
         raise ValueError(f"k must be >= 1, got {k}")
     out = dict(row)
     out.setdefault("outcome", OUTCOME_SUCCESS)
-    regions = [as_region(r) for r in row.get("regions") or []]
+    try:
+        regions = [as_region(r) for r in row.get("regions") or []]
+    except ValueError as exc:
+        raise ValueError(f"instance {row.get('instance_id')!r}: {exc}") from None
     if k is not None:
         regions = regions[:k]
     if normalize_paths:

@@ -5,11 +5,13 @@ Shared by ``scripts/run_baselines.py`` (one explorer) and ``scripts/compare_chun
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from tqdm import tqdm
 
@@ -17,6 +19,11 @@ from evaluation.bench import BenchRecord, find_snapshot
 from evaluation.line_counts import file_line_counts
 from evaluation.metrics import evaluate_instance
 from evaluation.results import OUTCOME_ERROR, OUTCOME_SUCCESS, ResultsWriter, make_row, read_rows
+
+try:  # POSIX advisory locks; elsewhere concurrent runs on one file are not detected
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +40,38 @@ class ConfigMismatchError(ValueError):
                          "use another --out or --overwrite")
 
 
+class ConcurrentRunError(RuntimeError):
+    """Another process is writing the same result file.
+
+    :param path: the result file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"another run is writing {path} (lock {path}.lock); wait for it or use another --out")
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive, non-blocking advisory lock on ``<path>.lock`` while writing ``path``.
+
+    :param path: the file to protect.
+    :return: a context manager.
+    :raises ConcurrentRunError: if another process holds the lock.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = Path(f"{path}.lock")
+    with open(lock, "w") as handle:
+        if fcntl is not None:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ConcurrentRunError(path) from None
+        try:
+            yield
+        finally:
+            lock.unlink(missing_ok=True)
+
+
 @dataclass
 class RunReport:
     """What :func:`run_explorer` did.
@@ -40,6 +79,7 @@ class RunReport:
     :param out: the result file.
     :param written: rows written in this call.
     :param resumed: rows already present (skipped).
+    :param retried: rows of failed instances dropped from the file to be run again.
     :param failed: instances whose explorer raised (written as ERROR rows scored 0).
     :param missing: instance ids without a snapshot (no row; excluded, as the reference runner does).
     :param seconds: per-instance explore wall-clock seconds of the rows written in this call.
@@ -48,6 +88,7 @@ class RunReport:
     out: Path
     written: int = 0
     resumed: int = 0
+    retried: int = 0
     failed: int = 0
     missing: list[str] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
@@ -63,10 +104,12 @@ def run_explorer(
 ) -> RunReport:
     """Explore every record and append one result row per instance to ``out`` (flushed per row).
 
-    Rows already in ``out`` are kept (resume); they must have been written with the same explorer config. One
-    instance's exception becomes an ``ERROR`` row with empty regions (scored 0, as the reference's new runner
-    does) and the run goes on. Each row carries the reference fields, the 17 metrics (our line definition),
-    ``explorer_config`` and ``seconds`` (wall-clock explore time of that instance).
+    Successful rows already in ``out`` are kept (resume); they must have been written with the same explorer
+    config. Rows of instances that failed before are dropped and run again, and so is a last row cut off by a
+    killed run. One instance's exception becomes an ``ERROR`` row with empty regions (scored 0, as the
+    reference's new runner does) and the run goes on. Each row carries the reference fields, the 17 metrics
+    (our line definition), ``explorer_config`` and ``seconds`` (wall-clock explore time of that instance).
+    Only one process may write ``out`` at a time.
 
     :param explorer: anything with ``name``, ``explorer_config`` and ``explore(snapshot_dir, query, name)``.
     :param records: bench records.
@@ -76,19 +119,35 @@ def run_explorer(
     :param progress: show a progress bar.
     :return: the run report.
     :raises ConfigMismatchError: if ``out`` holds rows of another explorer config.
+    :raises ConcurrentRunError: if another process is writing ``out``.
+    :raises IsADirectoryError: if ``out`` is a directory.
     """
     out = Path(out)
+    if out.is_dir():
+        raise IsADirectoryError(f"--out {out} is a directory; give a .jsonl file path")
+    with exclusive_lock(out):
+        return _run_locked(explorer, records, repos_dir, out, overwrite, progress)
+
+
+def _run_locked(
+    explorer: Any, records: Sequence[BenchRecord], repos_dir: Path, out: Path, overwrite: bool, progress: bool
+) -> RunReport:
     config = explorer.explorer_config
     if overwrite and out.exists():
         out.unlink()
     done: set[str] = set()
+    retried = 0
     if out.exists():
-        rows = read_rows(out)
+        rows = read_rows(out, drop_partial_last=True)
         other = [r["instance_id"] for r in rows if r.get("explorer_config") != config]
         if other:
             raise ConfigMismatchError(out, other[0])
-        done = {r["instance_id"] for r in rows}
-    report = RunReport(out, resumed=len(done))
+        kept = [r for r in rows if r.get("outcome", OUTCOME_SUCCESS) == OUTCOME_SUCCESS]
+        retried = len(rows) - len(kept)
+        if retried or not out.read_bytes().endswith(b"\n"):
+            _rewrite(out, kept)
+        done = {r["instance_id"] for r in kept}
+    report = RunReport(out, resumed=len(done), retried=retried)
     with ResultsWriter(out) as writer:
         for record in tqdm(records, desc=explorer.name, unit="instance", disable=not progress):
             if record.instance_id in done:
@@ -118,3 +177,12 @@ def run_explorer(
             report.written += 1
             report.seconds.append(seconds)
     return report
+
+
+def _rewrite(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """Atomically replace a result file with the given rows."""
+    tmp = path.with_name(path.name + ".tmp")
+    with ResultsWriter(tmp) as writer:
+        for row in rows:
+            writer.write(row)
+    os.replace(tmp, path)

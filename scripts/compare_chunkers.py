@@ -27,10 +27,12 @@ from typing import Any
 
 from chunking.languages import language_for_path
 from evaluation.bench import BenchRecord, load_bench
-from evaluation.cli import MINI_BENCH, MINI_REPOS, add_explorer_arguments, explorer_from_args
+from evaluation.cli import MINI_BENCH, MINI_REPOS, add_explorer_arguments, die, explorer_from_args
+from evaluation.explorers import make_explorer
 from evaluation.metrics import METRIC_NAMES
 from evaluation.results import evaluate_rows, format_table, mean_metrics, read_rows
-from evaluation.runner import ConfigMismatchError, run_explorer
+from evaluation.runner import ConcurrentRunError, ConfigMismatchError, run_explorer
+from retrievers.packing import PackConfig
 from retrievers.priors import RankPriors
 
 PLOTTED = [("ndcg_at_500", "nDCG@500"), ("hit_file_rate", "HitFile"), ("context_efficiency", "Context efficiency")]
@@ -46,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 a cell had failures, 2 bad input)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bench", type=Path, default=MINI_BENCH, help="bench JSONL (default: the mini bench)")
-    parser.add_argument("--repos", type=Path, default=MINI_REPOS, help="snapshots, one per instance_id")
+    parser.add_argument("--repos", type=Path, default=None,
+                        help="snapshots, one per instance_id (default: the mini bench's, with the mini bench)")
     parser.add_argument("--out", type=Path, default=None, help="output directory")
     parser.add_argument("--chunkers", nargs="+", default=["window", "function", "hybrid"])
     parser.add_argument("--retrievers", nargs="+", default=["bm25", "tfidf", "potion", "faiss", "hybrid"])
@@ -54,19 +57,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--raw", action="store_true", help="also run each retriever without ranking priors")
     parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
-    add_explorer_arguments(parser)
+    parser.add_argument("--overwrite", action="store_true", help="rerun every cell instead of resuming")
+    add_explorer_arguments(parser, choose=False)
     args = parser.parse_args(argv)
+    if args.chunker is not None:
+        parser.error("compare_chunkers.py takes --chunkers (a list), not --chunker")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     out = args.out or Path("outputs/compare") / args.bench.stem
+    if args.repos is None:
+        if args.bench.resolve() != MINI_BENCH.resolve():
+            parser.error("--repos DIR is required with --bench (the directory of snapshots, one per instance_id)")
+        args.repos = MINI_REPOS
+    if not args.repos.is_dir():
+        die(parser, f"--repos {args.repos} is not a directory")
     try:
         records = load_bench(args.bench, limit=args.limit)
     except (ValueError, FileNotFoundError) as exc:
-        parser.error(str(exc))
+        die(parser, str(exc))
+    if not records:
+        die(parser, f"{args.bench}: no instance to run")
 
     cells: list[tuple[str, Any, dict[str, str]]] = []
     try:
         for reference in args.references:
-            cells.append((reference, explorer_from_args(args, reference), {"chunker": "reference", "retriever": reference}))
+            explorer = make_explorer(reference, pack=PackConfig(k=args.k), model=args.model)
+            cells.append((reference, explorer, {"chunker": "reference", "retriever": reference}))
         for chunker in args.chunkers:
             for retriever in args.retrievers:
                 args.chunker = chunker
@@ -88,9 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         path = out / "results" / (label.replace(" ", "_").replace("(", "").replace(")", "") + ".jsonl")
         t0 = time.perf_counter()
         try:
-            report = run_explorer(explorer, records, args.repos, path, progress=not args.quiet)
-        except ConfigMismatchError as exc:
-            parser.error(str(exc))
+            report = run_explorer(explorer, records, args.repos, path, args.overwrite, progress=not args.quiet)
+        except (ConfigMismatchError, ConcurrentRunError, ValueError) as exc:
+            die(parser, str(exc))
         failures += report.failed
         scored = evaluate_rows(read_rows(path), records, args.repos, missing_rows="skip")
         seconds = [float(r.get("seconds", 0.0)) for r in read_rows(path)]
@@ -104,16 +119,17 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(f"{label}: {len(scored)} instances, {time.perf_counter() - t0:.1f} s", file=sys.stderr)
 
-    write_outputs(out, summary, by_language, len(records))
+    plotted = write_outputs(out, summary, by_language, len(records))
     print(format_table({label: s["metrics"] for label, s in summary.items()},
                        metrics=["hit_file_rate", "hit_region_rate", "ndcg_at_500", "recall_at_500",
                                 "context_efficiency", "precision", "first_useful_hit"]))
-    print(f"\nwrote {out / 'table.md'}, {out / 'table.csv'} and {out / 'plots'}")
+    plots = f" and {out / 'plots'}" if plotted else " (no plots: pip install 'swe-explore-baselines[plots]')"
+    print(f"\nwrote {out / 'table.md'}, {out / 'table.csv'}{plots}")
     return 1 if failures else 0
 
 
-def write_outputs(out: Path, summary: dict[str, dict[str, Any]], languages: list[str], n_records: int) -> None:
-    """Write ``table.md``, ``table.csv`` and the plots for a finished grid."""
+def write_outputs(out: Path, summary: dict[str, dict[str, Any]], languages: list[str], n_records: int) -> bool:
+    """Write ``table.md``, ``table.csv`` and the plots for a finished grid; return whether plots were made."""
     out.mkdir(parents=True, exist_ok=True)
     parts = [f"# Chunker × retriever comparison ({n_records} instances)\n",
              format_table({label: s["metrics"] for label, s in summary.items()}, metrics=METRIC_NAMES)]
@@ -132,19 +148,21 @@ def write_outputs(out: Path, summary: dict[str, dict[str, Any]], languages: list
             for lang, metrics in rows:
                 writer.writerow([label, s["chunker"], s["retriever"], lang, s["cases"], f"{s['median_seconds']:.4f}",
                                  *(f"{metrics[m]:.6f}" for m in METRIC_NAMES)])
-    plot(out / "plots", summary, languages)
+    return plot(out / "plots", summary, languages)
 
 
-def plot(directory: Path, summary: dict[str, dict[str, Any]], languages: list[str]) -> None:
-    """Grouped bar charts: one figure per plotted metric (and per language when there are several)."""
+def plot(directory: Path, summary: dict[str, dict[str, Any]], languages: list[str]) -> bool:
+    """Grouped bar charts: one figure per plotted metric (and per language when there are several).
+
+    :return: ``False`` when matplotlib is not installed (no plots), else ``True``.
+    """
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("matplotlib not installed: no plots (pip install 'swe-explore-baselines[plots]')", file=sys.stderr)
-        return
+        return False
     directory.mkdir(parents=True, exist_ok=True)
     chunkers = list(dict.fromkeys(s["chunker"] for s in summary.values()))
     retrievers = list(dict.fromkeys(s["retriever"] for s in summary.values()))
@@ -169,6 +187,7 @@ def plot(directory: Path, summary: dict[str, dict[str, Any]], languages: list[st
             fig.tight_layout()
             fig.savefig(directory / f"{metric}{'' if lang is None else '_' + lang}.png", dpi=110)
             plt.close(fig)
+    return True
 
 
 if __name__ == "__main__":

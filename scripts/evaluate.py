@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from evaluation.bench import load_bench
-from evaluation.cli import MINI_BENCH, MINI_REPOS
+from evaluation.cli import MINI_BENCH, MINI_REPOS, die
 from evaluation.line_counts import LINE_COUNT_MODES
 from evaluation.metrics import METRIC_NAMES
 from evaluation.results import evaluate_rows, format_table, read_rows, summarize
@@ -36,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("predictions", type=Path, nargs="+", help="result JSONL file(s)")
     parser.add_argument("--bench", type=Path, default=MINI_BENCH, help="bench JSONL (default: the mini bench)")
-    parser.add_argument("--repos", type=Path, default=MINI_REPOS, help="snapshots, one per instance_id")
+    parser.add_argument("--repos", type=Path, default=None,
+                        help="snapshots, one per instance_id (default: the mini bench's, with the mini bench)")
     parser.add_argument("--k", type=int, default=None, help="score only the first K regions of each row")
     parser.add_argument("--per-repo", action="store_true", help="also print one table per repository")
     parser.add_argument("--metrics", choices=["all", "main"], default="all", help="all 17 metrics or the main 9")
@@ -46,20 +47,43 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--normalize-paths", action="store_true", help="normalise predicted paths (./a.py -> a.py)")
     parser.add_argument("--json", type=Path, default=None, help="also write the summaries as JSON")
     args = parser.parse_args(argv)
+    if args.repos is None:
+        if args.bench.resolve() != MINI_BENCH.resolve():
+            parser.error("--repos DIR is required with --bench (the snapshots give the line counts of end=-1 regions)")
+        args.repos = MINI_REPOS
+    if not args.repos.is_dir():
+        die(parser, f"--repos {args.repos} is not a directory")
     try:
-        records = load_bench(args.bench)
-        tables, summaries = {}, {}
-        for path in args.predictions:
+        records = load_bench(args.bench, require_query=False)
+    except (ValueError, FileNotFoundError) as exc:
+        die(parser, str(exc))
+    if not records:
+        die(parser, f"{args.bench}: no instance with core regions to score")
+    known = {r.instance_id for r in records}
+    tables, summaries = {}, {}
+    for path in args.predictions:
+        try:
             rows = read_rows(path)
-            label = str(rows[0].get("explorer") or path.stem) if rows else path.stem
-            if label in tables:
-                label = f"{label} ({path.name})"
+        except (ValueError, FileNotFoundError) as exc:
+            die(parser, str(exc))
+        if not rows:
+            die(parser, f"{path}: no result rows")
+        unknown = sorted({r["instance_id"] for r in rows} - known)
+        if unknown:
+            print(f"warning: {path}: {len(unknown)} row(s) for instances not scored (not in {args.bench}, or with "
+                  f"empty read_core_regions, which are skipped as the reference runner does), e.g. {unknown[:3]}",
+                  file=sys.stderr)
+            rows = [r for r in rows if r["instance_id"] in known]
+        label = str(rows[0].get("explorer") or path.stem) if rows else path.stem
+        if label in tables:
+            label = f"{label} ({path.name})"
+        try:
             scored = evaluate_rows(rows, records, args.repos, k=args.k, line_count_mode=args.line_counts,
                                    normalize_paths=args.normalize_paths)
-            summaries[label] = summarize(scored, records)
-            tables[label] = summaries[label]["metrics"]
-    except (ValueError, FileNotFoundError, KeyError) as exc:
-        parser.error(str(exc))
+        except ValueError as exc:
+            die(parser, f"{path}: {exc}")
+        summaries[label] = summarize(scored, records)
+        tables[label] = summaries[label]["metrics"]
     metrics = METRIC_NAMES if args.metrics == "all" else MAIN_METRICS
     cases = {label: s["cases"] for label, s in summaries.items()}
     print(f"{args.bench}: instances scored per file: {cases}")
@@ -69,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         for repo in repos:
             per = {label: s["per_repo"][repo]["metrics"] for label, s in summaries.items() if repo in s["per_repo"]}
             n = max(s["per_repo"].get(repo, {}).get("cases", 0) for s in summaries.values())
-            print(f"\n{repo} ({n} instances)")
+            print(f"\n{repo} ({n} instance{'' if n == 1 else 's'})")
             print(format_table(per, metrics=metrics, style=args.format))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

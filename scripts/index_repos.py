@@ -35,8 +35,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from evaluation.bench import find_snapshot, load_bench
-from evaluation.cli import MINI_REPOS, add_explorer_arguments, chunker_options_from_args
-from evaluation.explorers import DEFAULT_STORE, EMBEDDING_RETRIEVERS, resolve_model_path
+from evaluation.cli import MINI_REPOS, add_explorer_arguments, chunker_options_from_args, die
+from evaluation.explorers import EMBEDDING_RETRIEVERS, resolve_model_path
 from indexes.batch import BACKENDS, IndexJob, index_many
 from indexes.store import write_json
 from retrievers.registry import retriever_options
@@ -47,20 +47,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repos", type=Path, default=MINI_REPOS, help="directory of snapshots")
     parser.add_argument("--bench", type=Path, default=None, help="only the snapshots this bench JSONL names")
-    parser.add_argument("--out", type=Path, default=DEFAULT_STORE, help="index store (default: %(default)s)")
     parser.add_argument("--jobs", "-j", type=int, default=1, help="parallel workers (-1: all cores)")
     parser.add_argument("--backend", default="loky", choices=BACKENDS, help="joblib backend (default: loky)")
     parser.add_argument("--scheduler", default=None, help="Dask scheduler address, with --backend dask")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_explorer_arguments(parser, multiple_retrievers=True)
+    add_explorer_arguments(parser, multiple_retrievers=True, packing=False, store_flags=("--out", "--store"))
     args = parser.parse_args(argv)
+    args.out = args.store
+    if args.jobs == 0 or args.jobs < -1:
+        parser.error(f"--jobs must be >= 1 or -1 (all cores), got {args.jobs}")
+    if args.scheduler and args.backend != "dask":
+        parser.error("--scheduler needs --backend dask")
     if not args.repos.is_dir():
-        parser.error(f"--repos {args.repos} is not a directory")
+        die(parser, f"--repos {args.repos} is not a directory")
+    if args.out.exists() and not args.out.is_dir():
+        die(parser, f"--out {args.out} is not a directory")
     if args.bench:
         try:
             records = load_bench(args.bench)
         except (ValueError, FileNotFoundError) as exc:
-            parser.error(str(exc))
+            die(parser, str(exc))
         found = {find_snapshot(r, args.repos) for r in records}
         missing = [r.instance_id for r in records if find_snapshot(r, args.repos) is None]
         if missing:
@@ -98,7 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         return tqdm(results, total=total, desc="indexing", unit="snapshot", disable=args.quiet)
 
     t0 = time.perf_counter()
-    reports = index_many(snapshots, args.out, job, args.jobs, args.backend, args.scheduler, bar)
+    try:
+        reports = index_many(snapshots, args.out, job, args.jobs, args.backend, args.scheduler, bar)
+    except (ImportError, OSError, TimeoutError) as exc:  # missing dask extra, unreachable scheduler
+        die(parser, f"{args.backend} backend: {type(exc).__name__}: {exc}")
     wall = time.perf_counter() - t0
     reports.sort(key=lambda r: r["snapshot"])
     status = {s: sum(r["status"] == s for r in reports) for s in ("built", "up-to-date", "error")}
@@ -122,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     for r in reports:
         if r["status"] == "error":
             print(f"  FAILED {r['snapshot']}: {r['error']}", file=sys.stderr)
+        elif r.get("counts", {}).get("chunks") == 0:
+            print(f"  warning: {r['snapshot']} has no indexable file (0 chunks); see the walk statistics in its "
+                  "manifest", file=sys.stderr)
     return 1 if status["error"] else 0
 
 

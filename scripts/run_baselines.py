@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 
 from evaluation.bench import load_bench
-from evaluation.cli import MINI_BENCH, MINI_REPOS, add_explorer_arguments, explorer_from_args
+from evaluation.cli import MINI_BENCH, MINI_REPOS, add_explorer_arguments, die, explorer_from_args
 from evaluation.results import evaluate_rows, format_table, read_rows, summarize
-from evaluation.runner import ConfigMismatchError, run_explorer
+from evaluation.runner import ConcurrentRunError, ConfigMismatchError, run_explorer
 from indexes.store import config_key
 
 MAIN_METRICS = [
@@ -37,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 some instance failed, 2 bad input)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bench", type=Path, default=MINI_BENCH, help="bench JSONL (default: the mini bench)")
-    parser.add_argument("--repos", type=Path, default=MINI_REPOS, help="snapshots, one per instance_id")
+    parser.add_argument("--repos", type=Path, default=None,
+                        help="snapshots, one per instance_id (default: the mini bench's, with the mini bench)")
     parser.add_argument("--out", type=Path, default=None,
                         help="result JSONL (default: outputs/results/<bench>/<explorer>-<config hash>.jsonl)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
@@ -46,21 +47,37 @@ def main(argv: list[str] | None = None) -> int:
     add_explorer_arguments(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    if args.repos is None:
+        if args.bench.resolve() != MINI_BENCH.resolve():
+            parser.error("--repos DIR is required with --bench (the directory of snapshots, one per instance_id)")
+        args.repos = MINI_REPOS
+    if not args.repos.is_dir():
+        die(parser, f"--repos {args.repos} is not a directory")
+    try:
+        explorer = explorer_from_args(args)
+    except ValueError as exc:
+        parser.error(str(exc))
     try:
         records = load_bench(args.bench, limit=args.limit)
-        explorer = explorer_from_args(args)
     except (ValueError, FileNotFoundError) as exc:
-        parser.error(str(exc))
+        die(parser, str(exc))
+    if not records:
+        die(parser, f"{args.bench}: no instance to run (empty bench, --limit 0, or no record with core regions)")
     default_name = config_key(explorer.name, explorer.explorer_config) + ".jsonl"
     out = args.out or Path("outputs/results") / args.bench.stem / default_name
     t0 = time.perf_counter()
     try:
         report = run_explorer(explorer, records, args.repos, out, args.overwrite, progress=not args.quiet)
-    except ConfigMismatchError as exc:
-        parser.error(str(exc))
+    except (ConfigMismatchError, ConcurrentRunError, IsADirectoryError, ValueError) as exc:
+        die(parser, str(exc))
+    if len(report.missing) == len(records):
+        die(parser, f"none of the {len(records)} instances has a snapshot under {args.repos} "
+                    f"(looked for <repos>/<instance_id>, see docs/metrics.md)")
     scored = evaluate_rows(read_rows(out), records, args.repos, missing_rows="skip")
     summary = summarize(scored, records)
-    print(f"\n{explorer.name}: {summary['cases']} instances scored ({report.written} new, {report.resumed} resumed), "
+    retried = f", {report.retried} retried" if report.retried else ""
+    print(f"{explorer.name}: {summary['cases']} instances scored ({report.written} new, {report.resumed} resumed"
+          f"{retried}), "
           f"{report.failed} failed, {len(report.missing)} without snapshot, {time.perf_counter() - t0:.1f} s; "
           f"rows in {out}")
     print(format_table({explorer.name: summary["metrics"]}, metrics=MAIN_METRICS))
