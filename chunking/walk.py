@@ -10,14 +10,19 @@ Rules (documented in ``docs/chunking.md``):
   :attr:`WalkConfig.exclude_dirs` or ending in ``.egg-info``, at any depth; and ``build``/``dist``/``vendor``
   **only at the snapshot's top level and only when they contain no** ``__init__.py`` (a source package named
   ``build`` such as ``pkg/build/`` is always kept).
-- **Skipped files**, each counted by reason in :attr:`WalkStats.skipped`: ``unsupported_extension``,
+- **Skipped files**, each counted by reason in :attr:`WalkStats.skipped` (the first few paths per reason are
+  kept in :attr:`WalkStats.examples`): ``undecodable_name`` (see below), ``unsupported_extension``,
   ``lock_file`` (``package-lock.json``, ``poetry.lock``, ...), ``too_large`` (more than
   :attr:`WalkConfig.max_file_bytes`), ``binary`` (a NUL byte in the first 8 KiB), ``empty`` (zero lines),
   ``unreadable`` (``OSError``), ``symlink_outside`` (a file symlink resolving outside the snapshot),
   ``broken_symlink``, ``symlink_dir`` (symlinks to directories are not followed), ``not_a_file``
   (sockets, FIFOs, devices) and ``text_excluded`` (docs/config when :attr:`WalkConfig.include_text` is off).
-  Symlinks are screened first, then lock files, then the extension. A file symlink resolving inside the
-  snapshot is indexed under the symlink's own path.
+  Names are screened first, then symlinks, then lock files, then the extension. A file symlink resolving
+  inside the snapshot is indexed under the symlink's own path.
+- **File names**: paths are text (UTF-8). A file whose name, or a directory name above it, is not valid UTF-8
+  (e.g. the bytes ``b"pkg/bad\\xffname.py"``) cannot be written to an index, a results file or a region, so it
+  is skipped as ``undecodable_name`` and the rest of the snapshot is kept; :attr:`WalkStats.examples` shows it
+  with the bad bytes escaped (``pkg/bad\\xffname.py``, see :func:`display_path`).
 - **Decoding**: :func:`chunking.lines.split_lines` (UTF-8 with U+FFFD for invalid bytes, BOM dropped, CRLF and
   lone CR handled). Files that are not valid UTF-8 are kept and counted in :attr:`WalkStats.non_utf8`.
 - **Order**: sorted by repo-relative POSIX path (plain string order), so runs are deterministic.
@@ -98,6 +103,7 @@ _H_SNIFF_LINES = 5000
 """Lines of a ``.h`` header given to the C/C++ test of :func:`chunking.languages.language_for_path`."""
 
 SKIP_REASONS: tuple[str, ...] = (
+    "undecodable_name",
     "unsupported_extension",
     "lock_file",
     "too_large",
@@ -111,6 +117,29 @@ SKIP_REASONS: tuple[str, ...] = (
     "text_excluded",
 )
 """Every reason a file can be skipped for (keys of :attr:`WalkStats.skipped`)."""
+
+MAX_SKIP_EXAMPLES = 3
+"""Paths kept per skip reason in :attr:`WalkStats.examples` (the first ones in walk order)."""
+
+
+def display_path(rel: str) -> str:
+    """A repo-relative path as printable text: bytes that are not UTF-8 (``os.fsdecode``'s lone surrogates) are
+    written as ``\\xNN`` escapes, so the result can always be encoded, logged and written to JSON.
+
+    :param rel: a path as returned by :func:`os.scandir` (may hold surrogate escapes).
+    :return: the path, e.g. ``pkg/bad\\xffname.py`` (a backslash, ``x``, ``ff``) for the bytes
+        ``b"pkg/bad\\xffname.py"``.
+    """
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _is_utf8_name(rel: str) -> bool:
+    """Whether a path decoded by ``os.fsdecode`` came from valid UTF-8 bytes (holds no lone surrogate)."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -160,6 +189,8 @@ class WalkStats:
     :param bytes: total size in bytes of the indexed files.
     :param non_utf8: indexed files that are not valid UTF-8 (decoded with U+FFFD).
     :param skipped: skip reason (see :data:`SKIP_REASONS`) -> number of files.
+    :param examples: skip reason -> the first :data:`MAX_SKIP_EXAMPLES` skipped paths (repo-relative, written by
+        :func:`display_path`; a directory for an unreadable directory), so a user can find them.
     :param excluded_dirs: excluded directory name -> number of directories pruned.
     :param languages: language -> number of indexed files.
     """
@@ -170,15 +201,21 @@ class WalkStats:
     bytes: int = 0
     non_utf8: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, list[str]] = field(default_factory=dict)
     excluded_dirs: dict[str, int] = field(default_factory=dict)
     languages: dict[str, int] = field(default_factory=dict)
 
-    def skip(self, reason: str) -> None:
-        """Count one skipped file.
+    def skip(self, reason: str, path: str | None = None) -> None:
+        """Count one skipped file, and keep its path among the reason's first :data:`MAX_SKIP_EXAMPLES`.
 
         :param reason: one of :data:`SKIP_REASONS`.
+        :param path: the file's repo-relative path (may hold surrogate escapes; stored via :func:`display_path`).
         """
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        if path is not None:
+            kept = self.examples.setdefault(reason, [])
+            if len(kept) < MAX_SKIP_EXAMPLES:
+                kept.append(display_path(path))
 
     def to_dict(self) -> dict[str, object]:
         """JSON-serialisable form for the index manifest (dicts sorted by key).
@@ -186,7 +223,7 @@ class WalkStats:
         :return: the statistics as a dict.
         """
         out = asdict(self)
-        for key in ("skipped", "excluded_dirs", "languages"):
+        for key in ("skipped", "examples", "excluded_dirs", "languages"):
             out[key] = dict(sorted(out[key].items()))
         return out
 
@@ -212,7 +249,7 @@ def _list_candidates(root: str, config: WalkConfig, stats: WalkStats) -> list[tu
         try:
             entries = list(os.scandir(abs_dir))
         except OSError:
-            stats.skip("unreadable")
+            stats.skip("unreadable", rel_dir or ".")
             continue
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
@@ -256,26 +293,29 @@ def _iter_files(root_path: Path, config: WalkConfig, stats: WalkStats) -> Iterat
     real_root = os.path.realpath(root_path)
     for rel, entry in _list_candidates(str(root_path), config, stats):
         stats.files_seen += 1
+        if not _is_utf8_name(rel):
+            stats.skip("undecodable_name", rel)
+            continue
         if entry.is_symlink():
             target = os.path.realpath(entry.path)
             if not os.path.exists(target):
-                stats.skip("broken_symlink")
+                stats.skip("broken_symlink", rel)
                 continue
             if os.path.isdir(target):
-                stats.skip("symlink_dir")
+                stats.skip("symlink_dir", rel)
                 continue
             if os.path.commonpath([real_root, target]) != real_root:
-                stats.skip("symlink_outside")
+                stats.skip("symlink_outside", rel)
                 continue
         if entry.name in config.lock_files:
-            stats.skip("lock_file")
+            stats.skip("lock_file", rel)
             continue
         language = language_for_path(entry.name)
         if language is None:
-            stats.skip("unsupported_extension")
+            stats.skip("unsupported_extension", rel)
             continue
         if language == TEXT and not config.include_text:
-            stats.skip("text_excluded")
+            stats.skip("text_excluded", rel)
             continue
         source = _read_source(entry.path, rel, language, config, stats)
         if source is not None:
@@ -287,22 +327,22 @@ def _read_source(abs_path: str, rel: str, language: str, config: WalkConfig, sta
     try:
         st = os.stat(abs_path)
         if not os.path.isfile(abs_path):
-            stats.skip("not_a_file")
+            stats.skip("not_a_file", rel)
             return None
         if st.st_size > config.max_file_bytes:
-            stats.skip("too_large")
+            stats.skip("too_large", rel)
             return None
         with open(abs_path, "rb") as handle:
             data = handle.read()
     except OSError:
-        stats.skip("unreadable")
+        stats.skip("unreadable", rel)
         return None
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
-        stats.skip("binary")
+        stats.skip("binary", rel)
         return None
     lines = split_lines(data)
     if not lines:
-        stats.skip("empty")
+        stats.skip("empty", rel)
         return None
     if needs_text(rel):
         language = language_for_path(rel, "\n".join(lines[:_H_SNIFF_LINES])) or language

@@ -12,14 +12,20 @@ from chunking.types import Chunk
 class CorruptIndexError(ValueError):
     """A persisted index file is missing, truncated, edited by hand or inconsistent.
 
+    The message is ``"<path>: <reason>; rerun with --rebuild to rebuild it"``: the file, what is wrong, and the
+    fix (``scripts/index_repos.py --rebuild``, or ``rebuild=True`` of :func:`indexes.build.ensure_index`).
+
     :param path: the offending file or directory.
     :param reason: what is wrong with it.
     """
 
+    #: The fix, appended to every message.
+    HINT = "rerun with --rebuild to rebuild it"
+
     def __init__(self, path: str | Path, reason: str) -> None:
         self.path = Path(path)
         self.reason = reason
-        super().__init__(f"{path}: {reason}")
+        super().__init__(f"{path}: {reason}; {self.HINT}")
 
 
 class Hit(NamedTuple):

@@ -258,20 +258,25 @@ class FaissRetriever(Retriever):
         write_meta(directory, self.name, self.config(), self.n_docs, [_INDEX_FILE], extra)
 
     @classmethod
-    def load(cls, directory: Path) -> FaissRetriever:
+    def load(cls, directory: Path, model: str | None = None) -> FaissRetriever:
         """Load an index written by :meth:`save`; the model is loaded (or taken from the cache) and checked.
 
+        The model is ``model`` if given, else the recorded spec (see
+        :func:`retrievers.potion.embedding_retriever_from_meta`); its fingerprint must match the recorded one.
+
         :param directory: the directory :meth:`save` wrote.
+        :param model: the model to load the index with (hub id or local path), or ``None``.
         :return: the retriever.
         :raises CorruptIndexError: naming the file, if a file is missing, truncated, edited or inconsistent, or the
             model is not the one the index was built with.
+        :raises FileNotFoundError: if the model is a path that does not exist.
         :raises ValueError: if the model cannot be loaded.
         """
         import faiss
 
         directory = Path(directory)
         meta = read_meta(directory, cls.name)
-        self = embedding_retriever_from_meta(cls, directory, meta)
+        self = embedding_retriever_from_meta(cls, directory, meta, model)
         check_index_model(self.embedder, meta, directory)
         path = directory / _INDEX_FILE
         try:

@@ -267,14 +267,17 @@ class HybridRetriever(Retriever):
         write_meta(directory, self.name, self.config(), n_docs.pop(), [], {"links": links})
 
     @classmethod
-    def load(cls, directory: Path) -> HybridRetriever:
+    def load(cls, directory: Path, model: str | None = None) -> HybridRetriever:
         """Load every part, from its subdirectory (:meth:`save`) or through its link (:meth:`save_linked`).
 
         :param directory: the directory :meth:`save` or :meth:`save_linked` wrote.
+        :param model: model spec for the embedding parts (``potion``, ``faiss``), or ``None`` for the ones their
+            indexes record (see :func:`retrievers.potion.embedding_retriever_from_meta`).
         :return: the retriever.
         :raises CorruptIndexError: naming the file, if any file (of any part) is missing, truncated, edited or
             inconsistent, or a linked part's ``retriever.json`` is not the one the hybrid was linked to (the part
             was rebuilt or replaced since: rebuild the hybrid).
+        :raises ValueError: if an embedding part's model cannot be loaded.
         """
         from retrievers.registry import load_retriever
 
@@ -294,7 +297,7 @@ class HybridRetriever(Retriever):
         loaded: list[Retriever] = []
         for i, spec in enumerate(parts):
             part_dir = directory / f"part{i}" if links is None else _linked_dir(directory, links[i], meta_path)
-            part = load_retriever(part_dir)
+            part = load_retriever(part_dir, model=model)
             if not isinstance(spec, dict) or spec.get("name") != part.name:
                 raise CorruptIndexError(meta_path, f"part {i} does not match {part_dir}")
             if part.n_docs != meta["n_docs"]:
@@ -327,7 +330,7 @@ def _linked_dir(directory: Path, link: Any, meta_path: Path) -> Path:
         raise CorruptIndexError(part_meta, f"linked part index of {directory} is missing")
     if file_sha256(part_meta) != link["meta_sha256"]:
         raise CorruptIndexError(
-            part_meta, f"changed since the hybrid index {directory} was linked to it (stale hybrid); rebuild it"
+            part_meta, f"changed since the hybrid index {directory} was linked to it (stale hybrid)"
         )
     return part_dir
 

@@ -1,12 +1,15 @@
 """Dense retrieval with a model2vec static embedding model (Potion), and the embedding code FAISS shares.
 
-**Model.** ``model`` is a Hugging Face hub id or a local model2vec directory. It is resolved as: the
-``model`` argument, else the environment variable ``SWE_EXPLORE_POTION_MODEL``, else
+**Model.** ``model`` is a Hugging Face hub id or a local model2vec directory. When building, it is resolved
+as: the ``model`` argument, else the environment variable ``SWE_EXPLORE_POTION_MODEL``, else
 :data:`DEFAULT_MODEL` (``minishlab/potion-base-8M``). A local directory is loaded directly; a hub id is loaded
 from the Hugging Face cache or the hub (``force_download=False``). When neither works (e.g. offline) the
 error says to pass ``--model PATH``. Loaded models are cached per process. The index records the model spec,
-its dimension and a fingerprint (SHA-256 of the embedding matrix and the tokenizer JSON); loading an
-index with a different model raises CorruptIndexError (a stale index).
+its dimension and a fingerprint (SHA-256 of the embedding matrix and the tokenizer JSON). When loading, the
+model is the ``model`` argument of ``load``, else the recorded spec; ``SWE_EXPLORE_POTION_MODEL`` is used only
+when the recorded spec cannot be loaded here (e.g. the index was built on another machine), so the variable
+never overrides a model the caller names. A model whose fingerprint differs from the recorded one raises
+CorruptIndexError (a stale index).
 
 **Long chunks (BR-21).** model2vec embeds a text as the mean of its token vectors. ``max_length`` (tokens,
 default 512 like ``StaticModel.encode``) truncates each chunk and the query before averaging, so the tail of a
@@ -84,7 +87,9 @@ _MODEL_CACHE: dict[str, tuple[StaticModel, str]] = {}
 
 
 def resolve_model_spec(model: str | os.PathLike[str] | None = None) -> str:
-    """The model to use: ``model``, else ``$SWE_EXPLORE_POTION_MODEL``, else :data:`DEFAULT_MODEL`.
+    """The model to build with: ``model``, else ``$SWE_EXPLORE_POTION_MODEL``, else :data:`DEFAULT_MODEL`.
+
+    An explicit ``model`` always wins over the environment variable.
 
     :param model: a hub id or local path, or ``None``.
     :return: the model spec as a string.
@@ -418,21 +423,24 @@ class PotionRetriever(Retriever):
         return {"dim": self.embedder.dim, "model_fingerprint": self.embedder.fingerprint}
 
     @classmethod
-    def load(cls, directory: Path) -> PotionRetriever:
+    def load(cls, directory: Path, model: str | None = None) -> PotionRetriever:
         """Load an index written by :meth:`save`; the model is loaded (or taken from the cache) and checked.
 
-        ``$SWE_EXPLORE_POTION_MODEL``, when set, overrides the recorded model spec (e.g. the model lives
-        elsewhere on this machine); the fingerprint must still match.
+        The model is ``model`` if given, else the recorded spec (``$SWE_EXPLORE_POTION_MODEL`` only when the
+        recorded spec cannot be loaded here); see :func:`embedding_retriever_from_meta`. Its fingerprint must
+        match the recorded one.
 
         :param directory: the directory :meth:`save` wrote.
+        :param model: the model to load the index with (hub id or local path), or ``None``.
         :return: the retriever.
         :raises CorruptIndexError: naming the file, if a file is missing, truncated, edited or inconsistent, or the
             model is not the one the index was built with.
+        :raises FileNotFoundError: if the model is a path that does not exist.
         :raises ValueError: if the model cannot be loaded.
         """
         directory = Path(directory)
         meta = read_meta(directory, cls.name)
-        self = embedding_retriever_from_meta(cls, directory, meta)
+        self = embedding_retriever_from_meta(cls, directory, meta, model)
         check_index_model(self.embedder, meta, directory)
         vectors = load_npy(directory / _VECTORS_FILE, dtype=np.float32, ndim=2)
         if vectors.shape != (meta["n_docs"], self.embedder.dim):
@@ -487,25 +495,45 @@ def check_vectors(vectors: np.ndarray, dim: int) -> np.ndarray:
     return vectors
 
 
-def embedding_retriever_from_meta(cls: type[Any], directory: Path, meta: dict[str, Any]) -> Any:
-    """Instantiate an embedding retriever from saved metadata, honouring ``$SWE_EXPLORE_POTION_MODEL``.
+def embedding_retriever_from_meta(
+    cls: type[Any], directory: Path, meta: dict[str, Any], model: str | None = None
+) -> Any:
+    """Instantiate an embedding retriever from saved metadata, with the model the caller asks for.
+
+    The model is, in this order: ``model`` (the caller's explicit choice), else the spec recorded in
+    ``retriever.json``; only if the recorded spec cannot be loaded here (a path that does not exist on this
+    machine, an unreachable hub id) and ``$SWE_EXPLORE_POTION_MODEL`` names another model, that one. The
+    caller checks the loaded model's fingerprint against the recorded one (:func:`check_index_model`).
 
     :param cls: :class:`PotionRetriever` or the FAISS retriever.
     :param directory: the index directory (for messages).
     :param meta: the checked ``retriever.json`` content.
-    :return: the new instance, model loaded.
-    :raises CorruptIndexError: if the config is not valid for ``cls``.
+    :param model: the model to use (hub id or local path), or ``None`` for the recorded one.
+    :return: the new instance, model loaded; its ``config()["model"]`` is the spec actually used.
+    :raises CorruptIndexError: if the config lacks the model spec or is not valid for ``cls``.
+    :raises FileNotFoundError: if the chosen model is a path that does not exist.
+    :raises ValueError: if the chosen model cannot be loaded.
     """
+    meta_path = directory / "retriever.json"
     config = dict(meta["config"])
-    if "model" not in config or not isinstance(config["model"], str):
-        raise CorruptIndexError(directory / "retriever.json", "config lacks the model spec")
-    override = os.environ.get(MODEL_ENV_VAR)
-    if override:
-        config["model"] = override
+    if not isinstance(config.get("model"), str) or not config["model"]:
+        raise CorruptIndexError(meta_path, "config lacks the model spec")
+    if model is not None and str(model):
+        spec = str(model)
+    else:
+        spec = config["model"]
+        fallback = os.environ.get(MODEL_ENV_VAR)
+        if fallback and fallback != spec:
+            try:
+                load_model(spec)
+            except (FileNotFoundError, ValueError):
+                spec = fallback  # the recorded model is not available here; the fingerprint check still applies
+    load_model(spec)  # a model that cannot be loaded is the caller's problem, not a corrupt index
+    config["model"] = spec
     try:
         return cls(**config)
-    except TypeError as exc:
-        raise CorruptIndexError(directory / "retriever.json", f"invalid config ({exc})") from None
+    except (TypeError, ValueError) as exc:
+        raise CorruptIndexError(meta_path, f"invalid config ({exc})") from None
 
 
 def check_index_model(embedder: Embedder, meta: dict[str, Any], directory: Path) -> None:
@@ -515,7 +543,7 @@ def check_index_model(embedder: Embedder, meta: dict[str, Any], directory: Path)
     :param meta: the checked ``retriever.json`` content.
     :param directory: the index directory (for messages).
     :raises CorruptIndexError: if ``dim``/``model_fingerprint`` are missing from the metadata, or differ from the
-        loaded model's (a stale index: rebuilding it is the fix).
+        loaded model's (a stale index: passing the original model, or rebuilding the index, is the fix).
     """
     meta_path = directory / "retriever.json"
     if not isinstance(meta.get("dim"), int) or not isinstance(meta.get("model_fingerprint"), str):
@@ -525,5 +553,5 @@ def check_index_model(embedder: Embedder, meta: dict[str, Any], directory: Path)
             meta_path,
             f"index built with model {meta['config'].get('model')!r} (dim {meta['dim']}, fingerprint "
             f"{meta['model_fingerprint'][:12]}), but {embedder.spec!r} is dim {embedder.dim}, fingerprint "
-            f"{embedder.fingerprint[:12]}: the index is stale; rebuild it or pass the original model",
+            f"{embedder.fingerprint[:12]}: the index is stale for this model (pass the model it was built with)",
         )

@@ -71,10 +71,12 @@ def make_retriever(name: str, **options: Any) -> Retriever:
     return cls(**options)
 
 
-def load_retriever(directory: str | Path) -> Retriever:
+def load_retriever(directory: str | Path, model: str | None = None) -> Retriever:
     """Load any retriever saved with ``save``, dispatching on the name in its ``retriever.json``.
 
     :param directory: the directory ``save`` wrote.
+    :param model: for embedding retrievers (``potion``, ``faiss``, a hybrid's embedding parts), the model to
+        load the index with; ``None`` loads the recorded one. Ignored by retrievers without a model.
     :return: the retriever, ready to search.
     :raises CorruptIndexError: naming the file, if a file is missing, truncated, edited or inconsistent, the
         JSON names an unknown retriever, or an embedding index was built with another model (stale).
@@ -87,4 +89,6 @@ def load_retriever(directory: str | Path) -> Retriever:
         raise CorruptIndexError(
             directory / META_FILE, f"unknown retriever {meta['name']!r}; valid: {', '.join(RETRIEVERS)}"
         )
+    if model is not None and "model" in inspect.signature(cls.load).parameters:
+        return cls.load(directory, model=model)  # type: ignore[call-arg]
     return cls.load(directory)

@@ -14,6 +14,18 @@ from chunking.types import Chunk
 #: Where the real Potion model lives in this workspace (``../shared/models/potion-base-8M`` from the project).
 REAL_POTION_DIR = Path(__file__).resolve().parents[2] / "shared" / "models" / "potion-base-8M"
 
+#: The developer's ``$SWE_EXPLORE_POTION_MODEL``, read once before :func:`_no_potion_model_env` hides it; used
+#: only to find the real model for the slow tests.
+_POTION_ENV = os.environ.get("SWE_EXPLORE_POTION_MODEL")
+
+
+@pytest.fixture(autouse=True)
+def _no_potion_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hide ``$SWE_EXPLORE_POTION_MODEL`` from every test (a test that needs it sets it), so results do not
+    depend on the developer's environment: with it set, the default model of a retriever built without
+    ``model=`` would change."""
+    monkeypatch.delenv("SWE_EXPLORE_POTION_MODEL", raising=False)
+
 #: Word -> vector of the default tiny model (dimension 4; ``[UNK]`` is added with a zero vector).
 TINY_VOCAB: dict[str, list[float]] = {
     "alpha": [1.0, 0.0, 0.0, 0.0],
@@ -66,8 +78,7 @@ def tiny_model_dir(tiny_model_factory: TinyModelFactory) -> Path:
 @pytest.fixture(scope="session")
 def real_potion_dir() -> Path:
     """The real potion-base-8M directory (``$SWE_EXPLORE_POTION_MODEL`` or ``../shared/models``), else skip."""
-    env = os.environ.get("SWE_EXPLORE_POTION_MODEL")
-    path = Path(env) if env else REAL_POTION_DIR
+    path = Path(_POTION_ENV) if _POTION_ENV else REAL_POTION_DIR
     if not (path / "model.safetensors").is_file():
         pytest.skip(f"real Potion model not found at {path} (set SWE_EXPLORE_POTION_MODEL to its directory)")
     return path

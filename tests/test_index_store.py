@@ -263,6 +263,7 @@ def test_hybrid_links_its_parts_instead_of_copying_them(snapshot: Path, tmp_path
 
 def test_changed_part_makes_the_hybrid_stale(snapshot: Path, tmp_path: Path, tiny_model_dir: Path) -> None:
     """A part whose retriever.json changed makes the hybrid stale (open), corrupt (direct load), and re-linked."""
+    from retrievers.common import file_sha256
     from retrievers.hybrid import HybridRetriever
 
     store = tmp_path / "store"
@@ -270,6 +271,12 @@ def test_changed_part_makes_the_hybrid_stale(snapshot: Path, tmp_path: Path, tin
     report = ensure_index(snapshot, store, make_chunker("function"), [hybrid])
     part_meta = next((report.chunk_dir / "retrievers").glob("bm25-*/data/retriever.json"))
     part_meta.write_text(json.dumps(json.loads(part_meta.read_text())))  # same content, other bytes
+    with pytest.raises(CorruptIndexError, match="bm25-.*retriever.json: SHA-256 differs .*--rebuild"):
+        ensure_index(snapshot, store, make_chunker("function"), [hybrid])  # the part's own manifest disagrees
+    part_manifest = part_meta.parent.parent / "manifest.json"  # as if the part had been rebuilt to these bytes
+    payload = json.loads(part_manifest.read_text())
+    payload["meta_sha256"] = file_sha256(part_meta)
+    part_manifest.write_text(json.dumps(payload))
     with pytest.raises(StaleIndexError, match="links"):
         open_index(snapshot, store, make_chunker("function"), hybrid)
     hdir = next((report.chunk_dir / "retrievers").glob("hybrid-*"))
@@ -326,3 +333,184 @@ def test_save_linked_checks_the_part_directories(
     loaded = HybridRetriever.load(tmp_path / "ok")
     hybrid.build(sample_chunks)
     assert loaded.search("cookie timeout", 5) == hybrid.search("cookie timeout", 5) != []
+
+
+def _retriever_dir(chunk_dir: Path, name: str) -> Path:
+    """The one retriever directory of that name under a chunker directory."""
+    (rdir,) = (chunk_dir / "retrievers").glob(f"{name}-*")
+    return rdir
+
+
+def test_hand_edited_retriever_config_is_refused(snapshot: Path, tmp_path: Path) -> None:
+    """A changed valid value (BM25 k1) in retriever.json is not used silently: opening and reusing the index
+    raise CorruptIndexError naming retriever.json and --rebuild; rebuild=True restores the asked-for config."""
+    store = tmp_path / "store"
+    report = _build(snapshot, store)
+    meta_path = _retriever_dir(report.chunk_dir, "bm25") / "data" / "retriever.json"
+    meta = json.loads(meta_path.read_text())
+    assert (meta["config"]["k1"], meta["config"]["b"]) == (1.5, 0.75)
+    meta["config"].update(k1=9.0, b=0.0)
+    meta_path.write_text(json.dumps(meta))
+    pattern = (r"bm25-.*/data/retriever.json: config differs .*: b=0.0 \(expected 0.75\), k1=9.0 \(expected 1.5\); "
+               r"rerun with --rebuild")
+    with pytest.raises(CorruptIndexError, match=pattern) as err:
+        open_index(snapshot, store, make_chunker("function"), make_retriever("bm25"))
+    assert err.value.path == meta_path
+    with pytest.raises(CorruptIndexError, match=pattern):
+        _build(snapshot, store)  # never "up to date"
+    assert _build(snapshot, store, rebuild=True).built == ["chunks", "bm25"]
+    loaded = open_index(snapshot, store, make_chunker("function"), make_retriever("bm25")).retriever
+    assert loaded.config() == make_retriever("bm25").config()
+
+
+def test_any_edit_of_retriever_json_is_detected(snapshot: Path, tmp_path: Path) -> None:
+    """retriever.json's SHA-256 is recorded in the store manifest, so even an edit outside the config is caught."""
+    store = tmp_path / "store"
+    report = _build(snapshot, store)
+    rdir = _retriever_dir(report.chunk_dir, "bm25")
+    manifest = json.loads((rdir / "manifest.json").read_text())
+    meta_path = rdir / "data" / "retriever.json"
+    from retrievers.common import file_sha256
+
+    assert manifest["meta_sha256"] == file_sha256(meta_path)
+    meta = json.loads(meta_path.read_text())
+    meta["note"] = "hand edit"
+    meta_path.write_text(json.dumps(meta))
+    for call in (lambda: _build(snapshot, store),
+                 lambda: open_index(snapshot, store, make_chunker("function"), make_retriever("bm25"))):
+        with pytest.raises(CorruptIndexError, match="SHA-256 differs from the one recorded in .*manifest.json") as err:
+            call()
+        assert err.value.path == meta_path
+
+
+def _damage(path: Path, how: str) -> None:
+    """Truncate a file to half its size, flip its last byte, or delete it."""
+    data = path.read_bytes()
+    if how == "truncate":
+        path.write_bytes(data[: len(data) // 2])
+    elif how == "edit":
+        path.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))
+    else:
+        path.unlink()
+
+
+@pytest.mark.parametrize("how", ["truncate", "edit", "delete"])
+@pytest.mark.parametrize(
+    ("name", "file"),
+    [("bm25", "tf.npz"), ("bm25", "vocab.json"), ("tfidf", "idf.npy"), ("tfidf", "matrix.npz"),
+     ("potion", "vectors.npy"), ("faiss", "index.faiss")],
+)
+def test_damaged_retriever_file_is_never_up_to_date(
+    snapshot: Path, tmp_path: Path, tiny_model_dir: Path, name: str, file: str, how: str
+) -> None:
+    """A truncated, edited or deleted data file makes ensure_index raise CorruptIndexError naming it and --rebuild
+    (not reuse it); rebuild=True rebuilds it and the index is reused again."""
+    store = tmp_path / "store"
+    options = {"model": str(tiny_model_dir)} if name in ("potion", "faiss") else {}
+
+    def build(rebuild: bool = False) -> object:
+        return ensure_index(snapshot, store, make_chunker("function"), [make_retriever(name, **options)],
+                            rebuild=rebuild)
+
+    report = build()
+    path = _retriever_dir(report.chunk_dir, name) / "data" / file
+    original = path.read_bytes()
+    _damage(path, how)
+    reason = {"truncate": "bytes, expected", "edit": "SHA-256 differs", "delete": "file is missing"}[how]
+    with pytest.raises(CorruptIndexError, match=f"{reason}.*; rerun with --rebuild to rebuild it$") as err:
+        build()
+    assert err.value.path == path
+    assert build(rebuild=True).built == ["chunks", name]
+    assert path.read_bytes() == original  # builds are deterministic
+    assert build().reused == [name]
+
+
+@pytest.mark.parametrize("file", ["chunks.json", "chunks.npz"])
+def test_edited_chunk_table_is_detected(snapshot: Path, tmp_path: Path, file: str) -> None:
+    """The chunker manifest records the chunk table's sizes and SHA-256: a same-size edit is caught by both
+    ensure_index and open_index, naming the file and --rebuild."""
+    store = tmp_path / "store"
+    report = _build(snapshot, store)
+    manifest = json.loads((report.chunk_dir / "manifest.json").read_text())
+    assert sorted(manifest["files"]) == ["chunks.json", "chunks.npz"]
+    path = report.chunk_dir / file
+    if file == "chunks.json":
+        path.write_text(path.read_text().replace('"slugify"', '"slugifx"'))  # a symbol renamed, same size
+    else:
+        _damage(path, "edit")
+    for call in (lambda: _build(snapshot, store),
+                 lambda: open_index(snapshot, store, make_chunker("function"), make_retriever("bm25"))):
+        with pytest.raises(CorruptIndexError, match="SHA-256 differs.*--rebuild") as err:
+            call()
+        assert err.value.path == path
+    assert _build(snapshot, store, rebuild=True).built == ["chunks", "bm25"]
+
+
+def test_store_without_recorded_checksums_still_opens(snapshot: Path, tmp_path: Path) -> None:
+    """Manifests written before the checksums were recorded (no files / meta_sha256) are read as before."""
+    store = tmp_path / "store"
+    report = _build(snapshot, store)
+    for path, key in ((report.chunk_dir / "manifest.json", "files"),
+                      (_retriever_dir(report.chunk_dir, "bm25") / "manifest.json", "meta_sha256")):
+        payload = json.loads(path.read_text())
+        del payload[key]
+        path.write_text(json.dumps(payload))
+    assert _build(snapshot, store).reused == ["bm25"]
+    assert open_index(snapshot, store, make_chunker("function"), make_retriever("bm25")).retriever.n_docs == 5
+
+
+def test_unreadable_manifest_says_rebuild(snapshot: Path, tmp_path: Path) -> None:
+    """A retriever manifest that is not JSON is a CorruptIndexError naming it and --rebuild."""
+    store = tmp_path / "store"
+    report = _build(snapshot, store)
+    manifest = _retriever_dir(report.chunk_dir, "bm25") / "manifest.json"
+    manifest.write_text("{not json")
+    with pytest.raises(CorruptIndexError, match="manifest.json: unreadable JSON.*rerun with --rebuild") as err:
+        _build(snapshot, store)
+    assert err.value.path == manifest
+    assert _build(snapshot, store, rebuild=True).built == ["chunks", "bm25"]
+
+
+def test_undecodable_file_name_skips_only_that_file(tmp_path: Path) -> None:
+    """A snapshot with one file whose name is not UTF-8 and one good file: the good one is indexed and found, the
+    other is counted and shown in the walk stats as undecodable_name."""
+    root = tmp_path / "snap"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "ok.py").write_text("def ok_func():\n    return 5\n")
+    with open(os.path.join(os.fsencode(root / "pkg"), b"bad\xffname.py"), "wb") as handle:
+        handle.write(b"def f():\n    return 1\n")
+    report = _build(root, tmp_path / "store")
+    assert report.built == ["chunks", "bm25"]
+    assert report.counts == {"files": 1, "lines": 2, "chunks": 1}
+    walk = json.loads((report.chunk_dir / "manifest.json").read_text())["stats"]["walk"]
+    assert walk["skipped"] == {"undecodable_name": 1}
+    assert walk["examples"] == {"undecodable_name": ["pkg/bad\\xffname.py"]}
+    assert _build(root, tmp_path / "store").reused == ["bm25"]  # the stat signature handles the name too
+    index = open_index(root, tmp_path / "store", make_chunker("function"), make_retriever("bm25"))
+    assert [(c.path, c.start, c.end) for c in index.chunks] == [("pkg/ok.py", 1, 2)]
+    assert index.retriever.search("ok_func")[0].index == 0
+
+
+def test_explicit_model_wins_over_the_env_var(
+    snapshot: Path, tmp_path: Path, tiny_model_dir: Path, tiny_model_factory: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Built with model A, then with $SWE_EXPLORE_POTION_MODEL naming model B: asking for A reuses and opens the
+    A index (Potion, FAISS, hybrid); rebuilding with A works too."""
+    model = str(tiny_model_factory({"cart": [1.0, 0.0], "discount": [0.0, 1.0]}))  # type: ignore[operator]
+    other = tiny_model_dir
+    store = tmp_path / "store"
+
+    def wanted() -> list[object]:
+        return [make_retriever("potion", model=model), make_retriever("faiss", model=model),
+                make_retriever("hybrid", model=model)]
+
+    ensure_index(snapshot, store, make_chunker("function"), wanted())
+    monkeypatch.setenv("SWE_EXPLORE_POTION_MODEL", str(other))
+    assert ensure_index(snapshot, store, make_chunker("function"), wanted()).built == []
+    assert ensure_index(snapshot, store, make_chunker("function"), wanted(), rebuild=True).built[-1] == "hybrid"
+    for retriever in wanted():
+        index = open_index(snapshot, store, make_chunker("function"), retriever)
+        assert index.retriever.config() == retriever.config()
+        top = index.chunks[index.retriever.search("discount", 3)[0].index]
+        assert (top.path, top.start, top.end) == ("pkg/cart.py", 6, 7)
+    assert make_retriever("potion").config()["model"] == str(other)  # no model given: the env var

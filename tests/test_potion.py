@@ -112,18 +112,56 @@ def test_config_and_validation(tiny_model_dir: Path) -> None:
 
 
 def test_index_built_with_another_model_is_refused(
+    tiny_model_dir: Path, tiny_model_factory: ModelFactory, tmp_path: Path
+) -> None:
+    """Loading with an explicitly given different model fails on the fingerprint, naming retriever.json."""
+    r = _potion(tiny_model_dir, ["alpha", "beta"])
+    r.save(tmp_path)
+    other = tiny_model_factory({"alpha": [0.0, 1.0, 0.0, 0.0], "beta": [1.0, 0.0, 0.0, 0.0]})
+    with pytest.raises(CorruptIndexError, match="the index is stale for this model.*--rebuild") as err:
+        PotionRetriever.load(tmp_path, model=str(other))
+    assert err.value.path == tmp_path / "retriever.json"
+    assert PotionRetriever.load(tmp_path, model=str(tiny_model_dir)).search("alpha") == r.search("alpha")
+
+
+def test_env_var_never_overrides_the_model_asked_for(
     tiny_model_dir: Path, tiny_model_factory: ModelFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Loading with a different model (via $SWE_EXPLORE_POTION_MODEL) fails on the fingerprint; the same one works."""
+    """With $SWE_EXPLORE_POTION_MODEL naming another model, load uses the explicit model, else the recorded one."""
     r = _potion(tiny_model_dir, ["alpha", "beta"])
     r.save(tmp_path)
     other = tiny_model_factory({"alpha": [0.0, 1.0, 0.0, 0.0], "beta": [1.0, 0.0, 0.0, 0.0]})
     monkeypatch.setenv(MODEL_ENV_VAR, str(other))
-    with pytest.raises(CorruptIndexError, match="the index is stale; rebuild it") as err:
-        PotionRetriever.load(tmp_path)
-    assert err.value.path == tmp_path / "retriever.json"
-    monkeypatch.setenv(MODEL_ENV_VAR, str(tiny_model_dir))
-    assert PotionRetriever.load(tmp_path).search("alpha") == r.search("alpha")
+    explicit = PotionRetriever.load(tmp_path, model=str(tiny_model_dir))
+    recorded = PotionRetriever.load(tmp_path)
+    for loaded in (explicit, recorded):
+        assert loaded.config()["model"] == str(tiny_model_dir)
+        assert loaded.search("alpha") == r.search("alpha") == [Hit(0, pytest.approx(1.0))]
+    assert PotionRetriever(fields=("text",)).config()["model"] == str(other)  # building: env var over default
+    assert PotionRetriever(model=str(tiny_model_dir)).config()["model"] == str(tiny_model_dir)  # explicit wins
+
+
+def test_env_var_replaces_a_recorded_model_that_is_missing(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recorded model path missing on this machine: load uses $SWE_EXPLORE_POTION_MODEL, else names the path."""
+    import shutil
+
+    import retrievers.potion
+
+    copy = tmp_path / "model-copy"
+    shutil.copytree(tiny_model_dir, copy)
+    r = _potion(copy, ["alpha", "beta"])
+    (tmp_path / "index").mkdir()
+    r.save(tmp_path / "index")
+    shutil.rmtree(copy)
+    monkeypatch.delitem(retrievers.potion._MODEL_CACHE, str(copy))  # as in a new process
+    with pytest.raises(FileNotFoundError, match="model-copy"):
+        PotionRetriever.load(tmp_path / "index")
+    monkeypatch.setenv(MODEL_ENV_VAR, str(tiny_model_dir))  # the same weights, elsewhere
+    loaded = PotionRetriever.load(tmp_path / "index")
+    assert loaded.config()["model"] == str(tiny_model_dir)
+    assert loaded.search("beta") == r.search("beta") == [Hit(1, pytest.approx(1.0))]
 
 
 @pytest.mark.slow

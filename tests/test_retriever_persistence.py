@@ -82,6 +82,7 @@ def test_damaged_data_file_names_the_file(saved: Saved, damage: str) -> None:
         with pytest.raises(CorruptIndexError) as err:
             load_retriever(directory)
         assert str(path) in str(err.value) and err.value.path == path
+        assert str(err.value).endswith("; rerun with --rebuild to rebuild it")
         path.write_bytes(original)
     load_retriever(directory)  # restored: loads again
 
@@ -213,3 +214,32 @@ def test_registry_names_and_errors() -> None:
     with pytest.raises(ValueError, match="valid: numpy, rank_bm25, bm25s"):
         make_retriever("bm25", backend="lucene")
     assert make_retriever("bm25", k1=1.2).config()["k1"] == 1.2
+
+
+@pytest.mark.parametrize("name", ["potion", "faiss-flat", "hybrid"])
+def test_load_retriever_uses_the_model_asked_for(
+    name: str, tiny_model_dir: Path, tiny_model_factory: Any, sample_chunks: list[Chunk], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """load_retriever(model=...) loads with that model (a different one is refused as stale); without it the
+    recorded model is used even when $SWE_EXPLORE_POTION_MODEL names another."""
+    retriever = FACTORIES[name](str(tiny_model_dir))
+    retriever.build(sample_chunks)
+    retriever.save(tmp_path)
+    other = str(tiny_model_factory({"alpha": [0.0, 1.0], "beta": [1.0, 0.0]}))
+    monkeypatch.setenv("SWE_EXPLORE_POTION_MODEL", other)
+    for loaded in (load_retriever(tmp_path), load_retriever(tmp_path, model=str(tiny_model_dir))):
+        assert loaded.config() == retriever.config()
+        assert loaded.search("cookie timeout", 5) == retriever.search("cookie timeout", 5) != []
+    with pytest.raises(CorruptIndexError, match="stale for this model") as err:
+        load_retriever(tmp_path, model=other)
+    assert err.value.path.name == META_FILE
+
+
+def test_model_is_ignored_by_retrievers_without_one(sample_chunks: list[Chunk], tmp_path: Path) -> None:
+    """load_retriever(model=...) on a BM25 index loads it unchanged (BM25 has no model)."""
+    retriever = make_retriever("bm25")
+    retriever.build(sample_chunks)
+    retriever.save(tmp_path)
+    loaded = load_retriever(tmp_path, model="/no/such/model")
+    assert loaded.config() == retriever.config() and loaded.search("cookie", 3) == retriever.search("cookie", 3)

@@ -224,3 +224,37 @@ def test_deep_directories(tmp_path: Path) -> None:
     _write(tmp_path, rel, "x = 1\n")
     files, _ = walk_snapshot(tmp_path)
     assert [f.path for f in files] == [rel]
+
+
+def _write_bytes_name(directory: Path, name: bytes, data: bytes) -> None:
+    """Create a file whose name is raw bytes (possibly not UTF-8) inside ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(os.path.join(os.fsencode(directory), name), "wb") as handle:
+        handle.write(data)
+
+
+def test_undecodable_file_name_is_skipped_and_shown(tmp_path: Path) -> None:
+    """A file (or directory) name that is not UTF-8 is skipped as undecodable_name; the rest is kept and the
+    skipped path is listed with its bad byte escaped."""
+    _write(tmp_path, "pkg/ok.py", "def ok_func():\n    return 5\n")
+    _write_bytes_name(tmp_path / "pkg", b"bad\xffname.py", b"def f():\n    return 1\n")
+    _write_bytes_name(Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), b"d\xe9j\xe0"))), b"m.py", b"x = 1\n")
+    files, stats = walk_snapshot(tmp_path)
+    assert [f.path for f in files] == ["pkg/ok.py"]
+    assert stats.skipped == {"undecodable_name": 2}
+    assert stats.examples == {"undecodable_name": ["d\\xe9j\\xe0/m.py", "pkg/bad\\xffname.py"]}
+    assert stats.files_seen == 3 and stats.files_indexed == 1
+    assert json.loads(json.dumps(stats.to_dict(), ensure_ascii=False).encode("utf-8")) == stats.to_dict()
+
+
+def test_skip_examples_are_capped_per_reason(tmp_path: Path) -> None:
+    """Each skip reason keeps its first MAX_SKIP_EXAMPLES paths in walk order; the count keeps counting."""
+    from chunking.walk import MAX_SKIP_EXAMPLES
+
+    for i in range(MAX_SKIP_EXAMPLES + 2):
+        _write(tmp_path, f"img{i}.png", b"x")
+    _write(tmp_path, "z/empty.py", b"")
+    _, stats = walk_snapshot(tmp_path)
+    assert MAX_SKIP_EXAMPLES == 3
+    assert stats.skipped == {"empty": 1, "unsupported_extension": 5}
+    assert stats.examples == {"empty": ["z/empty.py"], "unsupported_extension": ["img0.png", "img1.png", "img2.png"]}
