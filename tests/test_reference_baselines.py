@@ -22,8 +22,9 @@ from evaluation.reference import (
 )
 from evaluation.results import evaluate_rows, make_row, summarize
 
-POTION_DIR = Path("/work/shared/models/potion-base-8M")
-DEV_BENCH = Path("/work/shared/data/dev.jsonl")
+SHARED = Path(__file__).resolve().parents[2] / "shared"  # ../shared from the project root, as in conftest.py
+POTION_DIR = SHARED / "models" / "potion-base-8M"
+DEV_BENCH = SHARED / "data" / "dev.jsonl"
 DEV_REPOS = Path(__file__).resolve().parents[1] / "repos" / "dev"
 
 
