@@ -22,6 +22,11 @@ from retrievers.registry import RETRIEVERS
 #: The small default input that ships with the project (hand-written instances over tiny repos).
 MINI_BENCH = Path(__file__).resolve().parent.parent / "examples" / "mini" / "mini.jsonl"
 MINI_REPOS = MINI_BENCH.parent / "repos"
+#: The metrics the scripts print by default (all 17 with ``evaluate.py --metrics all``).
+MAIN_METRICS = [
+    "hit_file_rate", "hit_region_rate", "ndcg_at_500", "recall_at_500", "context_efficiency",
+    "precision", "recall", "f1_score", "first_useful_hit",
+]
 
 
 def die(parser: argparse.ArgumentParser, message: str) -> NoReturn:
@@ -32,6 +37,47 @@ def die(parser: argparse.ArgumentParser, message: str) -> NoReturn:
     """
     print(f"{parser.prog}: error: {message}", file=sys.stderr)
     raise SystemExit(2)
+
+
+def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--bench FILE`` and ``--repos DIR`` (both default to the mini bench that ships with the project).
+
+    :param parser: the script's parser.
+    """
+    parser.add_argument("--bench", type=Path, default=MINI_BENCH, help="bench JSONL (default: the mini bench)")
+    parser.add_argument("--repos", type=Path, default=None,
+                        help="snapshots, one per instance_id (default: the mini bench's, with the mini bench)")
+
+
+def load_bench_args(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, limit: int | None = None, require_query: bool = True
+) -> list[Any]:
+    """Check ``--bench``/``--repos`` and load the bench; exit with a clear message on bad input.
+
+    ``--repos`` may be left out only with the default mini bench; it must be a directory; the bench must load
+    and hold at least one instance with core regions.
+
+    :param parser: the script's parser (for errors).
+    :param args: parsed arguments (``args.repos`` is filled in when defaulted).
+    :param limit: keep only the first N instances.
+    :param require_query: reject records without issue text (not needed to score rows).
+    :return: the bench records.
+    """
+    from evaluation.bench import load_bench
+
+    if args.repos is None:
+        if args.bench.resolve() != MINI_BENCH.resolve():
+            parser.error("--repos DIR is required with --bench (the directory of snapshots, one per instance_id)")
+        args.repos = MINI_REPOS
+    if not args.repos.is_dir():
+        die(parser, f"--repos {args.repos} is not a directory")
+    try:
+        records = load_bench(args.bench, limit=limit, require_query=require_query)
+    except (ValueError, FileNotFoundError) as exc:
+        die(parser, str(exc))
+    if not records:
+        die(parser, f"{args.bench}: no instance to run (empty bench, --limit 0, or no record with core regions)")
+    return records
 
 
 def parse_option(text: str) -> tuple[str, Any]:

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from chunking.languages import language_for_path
-from evaluation.bench import BenchRecord, load_bench
-from evaluation.cli import MINI_BENCH, MINI_REPOS, add_explorer_arguments, die, explorer_from_args
+from evaluation.bench import BenchRecord
+from evaluation.cli import add_bench_arguments, add_explorer_arguments, die, explorer_from_args, load_bench_args
 from evaluation.explorers import make_explorer
 from evaluation.metrics import METRIC_NAMES
 from evaluation.results import evaluate_rows, format_table, mean_metrics, read_rows
@@ -47,9 +47,7 @@ def instance_language(record: BenchRecord) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 a cell had failures, 2 bad input)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bench", type=Path, default=MINI_BENCH, help="bench JSONL (default: the mini bench)")
-    parser.add_argument("--repos", type=Path, default=None,
-                        help="snapshots, one per instance_id (default: the mini bench's, with the mini bench)")
+    add_bench_arguments(parser)
     parser.add_argument("--out", type=Path, default=None, help="output directory")
     parser.add_argument("--chunkers", nargs="+", default=["window", "function", "hybrid"])
     parser.add_argument("--retrievers", nargs="+", default=["bm25", "tfidf", "potion", "faiss", "hybrid"])
@@ -64,18 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("compare_chunkers.py takes --chunkers (a list), not --chunker")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     out = args.out or Path("outputs/compare") / args.bench.stem
-    if args.repos is None:
-        if args.bench.resolve() != MINI_BENCH.resolve():
-            parser.error("--repos DIR is required with --bench (the directory of snapshots, one per instance_id)")
-        args.repos = MINI_REPOS
-    if not args.repos.is_dir():
-        die(parser, f"--repos {args.repos} is not a directory")
-    try:
-        records = load_bench(args.bench, limit=args.limit)
-    except (ValueError, FileNotFoundError) as exc:
-        die(parser, str(exc))
-    if not records:
-        die(parser, f"{args.bench}: no instance to run")
+    records = load_bench_args(parser, args, limit=args.limit)
 
     cells: list[tuple[str, Any, dict[str, str]]] = []
     try:

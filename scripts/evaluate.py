@@ -19,25 +19,16 @@ import json
 import sys
 from pathlib import Path
 
-from evaluation.bench import load_bench
-from evaluation.cli import MINI_BENCH, MINI_REPOS, die
+from evaluation.cli import MAIN_METRICS, add_bench_arguments, die, load_bench_args
 from evaluation.line_counts import LINE_COUNT_MODES
 from evaluation.metrics import METRIC_NAMES
 from evaluation.results import evaluate_rows, format_table, read_rows, summarize
-
-MAIN_METRICS = [
-    "hit_file_rate", "hit_region_rate", "ndcg_at_500", "recall_at_500", "context_efficiency",
-    "precision", "recall", "f1_score", "first_useful_hit",
-]
-
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 2 bad input)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("predictions", type=Path, nargs="+", help="result JSONL file(s)")
-    parser.add_argument("--bench", type=Path, default=MINI_BENCH, help="bench JSONL (default: the mini bench)")
-    parser.add_argument("--repos", type=Path, default=None,
-                        help="snapshots, one per instance_id (default: the mini bench's, with the mini bench)")
+    add_bench_arguments(parser)
     parser.add_argument("--k", type=int, default=None, help="score only the first K regions of each row")
     parser.add_argument("--per-repo", action="store_true", help="also print one table per repository")
     parser.add_argument("--metrics", choices=["all", "main"], default="all", help="all 17 metrics or the main 9")
@@ -47,18 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--normalize-paths", action="store_true", help="normalise predicted paths (./a.py -> a.py)")
     parser.add_argument("--json", type=Path, default=None, help="also write the summaries as JSON")
     args = parser.parse_args(argv)
-    if args.repos is None:
-        if args.bench.resolve() != MINI_BENCH.resolve():
-            parser.error("--repos DIR is required with --bench (the snapshots give the line counts of end=-1 regions)")
-        args.repos = MINI_REPOS
-    if not args.repos.is_dir():
-        die(parser, f"--repos {args.repos} is not a directory")
-    try:
-        records = load_bench(args.bench, require_query=False)
-    except (ValueError, FileNotFoundError) as exc:
-        die(parser, str(exc))
-    if not records:
-        die(parser, f"{args.bench}: no instance with core regions to score")
+    records = load_bench_args(parser, args, require_query=False)
     known = {r.instance_id for r in records}
     tables, summaries = {}, {}
     for path in args.predictions:

@@ -21,24 +21,22 @@ import sys
 import time
 from pathlib import Path
 
-from evaluation.bench import load_bench
-from evaluation.cli import MINI_BENCH, MINI_REPOS, add_explorer_arguments, die, explorer_from_args
+from evaluation.cli import (
+    MAIN_METRICS,
+    add_bench_arguments,
+    add_explorer_arguments,
+    die,
+    explorer_from_args,
+    load_bench_args,
+)
 from evaluation.results import evaluate_rows, format_table, read_rows, summarize
 from evaluation.runner import ConcurrentRunError, ConfigMismatchError, run_explorer
 from indexes.store import config_key
 
-MAIN_METRICS = [
-    "hit_file_rate", "hit_region_rate", "ndcg_at_500", "recall_at_500", "context_efficiency",
-    "precision", "recall", "f1_score", "first_useful_hit",
-]
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 some instance failed, 2 bad input)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bench", type=Path, default=MINI_BENCH, help="bench JSONL (default: the mini bench)")
-    parser.add_argument("--repos", type=Path, default=None,
-                        help="snapshots, one per instance_id (default: the mini bench's, with the mini bench)")
+    add_bench_arguments(parser)
     parser.add_argument("--out", type=Path, default=None,
                         help="result JSONL (default: outputs/results/<bench>/<explorer>-<config hash>.jsonl)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
@@ -47,22 +45,11 @@ def main(argv: list[str] | None = None) -> int:
     add_explorer_arguments(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
-    if args.repos is None:
-        if args.bench.resolve() != MINI_BENCH.resolve():
-            parser.error("--repos DIR is required with --bench (the directory of snapshots, one per instance_id)")
-        args.repos = MINI_REPOS
-    if not args.repos.is_dir():
-        die(parser, f"--repos {args.repos} is not a directory")
+    records = load_bench_args(parser, args, limit=args.limit)
     try:
         explorer = explorer_from_args(args)
     except ValueError as exc:
         parser.error(str(exc))
-    try:
-        records = load_bench(args.bench, limit=args.limit)
-    except (ValueError, FileNotFoundError) as exc:
-        die(parser, str(exc))
-    if not records:
-        die(parser, f"{args.bench}: no instance to run (empty bench, --limit 0, or no record with core regions)")
     default_name = config_key(explorer.name, explorer.explorer_config) + ".jsonl"
     out = args.out or Path("outputs/results") / args.bench.stem / default_name
     t0 = time.perf_counter()
