@@ -49,23 +49,20 @@ import numpy as np
 import scipy.sparse as sp
 from rank_bm25 import BM25Okapi
 
-from chunking.types import Chunk
-from retrievers.base import CorruptIndexError, Hit, Retriever
+from retrievers.base import CorruptIndexError, Hit
 from retrievers.common import (
     DEFAULT_FIELDS,
     check_fields,
     check_top_n,
-    document_text,
     load_npz,
     prepare_directory,
-    read_meta,
     read_terms,
     save_npz,
     top_hits,
     write_meta,
     write_terms,
 )
-from retrievers.features import FeatureSpec, TermCounts, counts_from_tokens
+from retrievers.features import TermCountsRetriever
 from retrievers.tokenize import CodeTokenizer
 
 __all__ = ["BM25Retriever", "BACKENDS", "LuceneBM25Okapi", "lucene_idf"]
@@ -102,7 +99,7 @@ class LuceneBM25Okapi(BM25Okapi):  # type: ignore[misc]
         self.average_idf = sum(self.idf.values()) / len(self.idf) if self.idf else 0.0
 
 
-class BM25Retriever(Retriever):
+class BM25Retriever(TermCountsRetriever):
     """BM25 (Okapi, Lucene idf) over the code-aware tokenizer; see the module docstring.
 
     :param k1: term-frequency saturation (``>= 0``).
@@ -114,6 +111,7 @@ class BM25Retriever(Retriever):
     """
 
     name = "bm25"
+    display_name = "BM25"
 
     def __init__(
         self,
@@ -162,64 +160,16 @@ class BM25Retriever(Retriever):
         """Term -> column of the term-frequency matrix (read-only view; do not modify)."""
         return self._vocab
 
-    def tokenize_chunks(self, chunks: Sequence[Chunk]) -> list[list[str]]:
-        """Token lists of the chunks' document texts (what :meth:`build` indexes).
-
-        :param chunks: the chunks.
-        :return: one token list per chunk.
-        """
-        tokenize = self.tokenizer.tokenize
-        return [tokenize(document_text(c, self.fields)) for c in chunks]
-
-    def feature_specs(self) -> dict[str, FeatureSpec]:
-        """The shared feature BM25 builds from: ``term_counts`` under this tokenizer config and these fields.
-
-        A TF-IDF retriever with the same tokenizer config and fields declares the same feature, so building both
-        in one :func:`~retrievers.features.build_retrievers` call tokenizes the snapshot once.
-
-        :return: ``{"counts": spec}``.
-        """
-        config = {"tokenizer": self.tokenizer.config(), "fields": list(self.fields)}
-        return {"counts": FeatureSpec.make("term_counts", config)}
-
-    def compute_feature(self, name: str, chunks: Sequence[Chunk]) -> TermCounts:
-        """Compute the ``counts`` feature: the chunks' term counts.
-
-        :param name: ``"counts"``.
-        :param chunks: the chunks.
-        :return: the term counts.
-        :raises ValueError: for another name.
-        """
-        if name != "counts":
-            raise ValueError(f"BM25 has no feature {name!r}; it has 'counts'")
-        return counts_from_tokens(self.tokenize_chunks(chunks))
-
     def build_from_features(self, values: Mapping[str, Any]) -> None:
-        """Build from the ``counts`` feature (read, never modified).
+        """Build the term-frequency matrix and the backend from the ``counts`` feature (read, never modified).
 
         :param values: ``{"counts": TermCounts}``.
         :raises ValueError: if the feature is missing or is not a :class:`~retrievers.features.TermCounts`.
         """
-        counts = values.get("counts")
-        if not isinstance(counts, TermCounts):
-            raise ValueError(f"BM25 builds from {{'counts': TermCounts}}, got {sorted(values)}")
+        counts = self._counts_of(values)
         self._vocab = {t: j for j, t in enumerate(counts.terms)}
         self._tf = counts.counts
         self._prepare()
-
-    def build(self, chunks: Sequence[Chunk]) -> None:
-        """Tokenize the chunks' document texts and build the term-frequency matrix and the backend.
-
-        :param chunks: the snapshot's chunks, in index order.
-        """
-        self.build_from_features({"counts": self.compute_feature("counts", chunks)})
-
-    def build_tokens(self, docs: Sequence[Sequence[str]]) -> None:
-        """Build from token lists (from :meth:`tokenize_chunks`), one per chunk in index order.
-
-        :param docs: the chunks' tokens.
-        """
-        self.build_from_features({"counts": counts_from_tokens(docs)})
 
     def _doc_tokens(self) -> list[list[str]]:
         """Rebuild each chunk's token list (term order is lost; BM25 does not need it) from the tf matrix.
@@ -330,11 +280,7 @@ class BM25Retriever(Retriever):
         :raises CorruptIndexError: naming the file, if a file is missing, truncated, edited or inconsistent.
         """
         directory = Path(directory)
-        meta = read_meta(directory, cls.name)
-        try:
-            self = cls(**meta["config"])
-        except (TypeError, ValueError) as exc:
-            raise CorruptIndexError(directory / "retriever.json", f"invalid config ({exc})") from None
+        self, meta = cls._from_saved(directory)
         vocab = read_terms(directory / _VOCAB_FILE)
         terms = list(vocab)
         tf = sp.csr_matrix(load_npz(directory / _TF_FILE))

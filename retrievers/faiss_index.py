@@ -20,29 +20,19 @@ Persistence: ``index.faiss`` (``faiss.write_index``) and ``retriever.json`` (con
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from chunking.types import Chunk
-from retrievers.base import CorruptIndexError, Hit, Retriever
+from retrievers.base import CorruptIndexError, Hit
 from retrievers.common import (
     DEFAULT_FIELDS,
     check_fields,
     check_top_n,
     prepare_directory,
-    read_meta,
     write_meta,
 )
-from retrievers.features import FeatureSpec
-from retrievers.potion import (
-    Embedder,
-    check_index_model,
-    check_vectors,
-    embed_chunks,
-    embedding_retriever_from_meta,
-    vectors_feature,
-)
+from retrievers.potion import Embedder, EmbeddingRetriever, check_vectors
 
 __all__ = ["FaissRetriever", "INDEX_KINDS", "build_faiss_index", "faiss_search"]
 
@@ -111,7 +101,7 @@ def faiss_search(index: Any, query: np.ndarray, top_n: int) -> list[Hit]:
     return [Hit(int(ids_k[i]), float(scores_k[i])) for i in order]
 
 
-class FaissRetriever(Retriever):
+class FaissRetriever(EmbeddingRetriever):
     """Potion vectors searched through a FAISS inner-product index; see the module docstring.
 
     :param model: hub id or local path of a model2vec model (see :func:`retrievers.potion.resolve_model_spec`).
@@ -126,6 +116,7 @@ class FaissRetriever(Retriever):
     """
 
     name = "faiss"
+    display_name = "FAISS"
 
     def __init__(
         self,
@@ -171,53 +162,6 @@ class FaissRetriever(Retriever):
         """Number of chunks indexed."""
         return int(self._index.ntotal)
 
-    def embed_chunks(self, chunks: Sequence[Chunk]) -> np.ndarray:
-        """Vectors of the chunks' document texts (shareable with a Potion retriever of the same model and fields).
-
-        :param chunks: the chunks.
-        :return: float32 ``(len(chunks), dim)``, L2-normalised rows.
-        :raises ValueError: if the model produces a NaN vector (names the chunk).
-        """
-        return embed_chunks(self.embedder, chunks, self.fields)
-
-    def build(self, chunks: Sequence[Chunk]) -> None:
-        """Embed the chunks' document texts and add them to a new FAISS index.
-
-        :param chunks: the snapshot's chunks, in index order.
-        :raises ValueError: if the model produces a NaN vector (names the chunk).
-        """
-        self.build_vectors(self.embed_chunks(chunks))
-
-    def feature_specs(self) -> dict[str, FeatureSpec]:
-        """The shared feature this retriever builds from: ``vectors`` of this model (by weight fingerprint),
-        ``max_length`` and fields; Potion and FAISS retrievers with the same three embed a snapshot once.
-
-        :return: ``{"vectors": spec}``.
-        """
-        return {"vectors": vectors_feature(self.embedder, self.fields)}
-
-    def compute_feature(self, name: str, chunks: Sequence[Chunk]) -> np.ndarray:
-        """Compute the ``vectors`` feature: :meth:`embed_chunks`.
-
-        :param name: ``"vectors"``.
-        :param chunks: the chunks.
-        :return: float32 ``(len(chunks), dim)``, L2-normalised rows.
-        :raises ValueError: for another name, or a NaN vector (names the chunk).
-        """
-        if name != "vectors":
-            raise ValueError(f"FAISS has no feature {name!r}; it has 'vectors'")
-        return self.embed_chunks(chunks)
-
-    def build_from_features(self, values: Mapping[str, Any]) -> None:
-        """Build from the ``vectors`` feature (read, never modified).
-
-        :param values: ``{"vectors": array}``.
-        :raises ValueError: if the feature is missing or has the wrong shape or non-finite values.
-        """
-        if "vectors" not in values:
-            raise ValueError(f"FAISS builds from {{'vectors': array}}, got {sorted(values)}")
-        self.build_vectors(values["vectors"])
-
     def build_vectors(self, vectors: np.ndarray) -> None:
         """Build from chunk vectors made by :meth:`embed_chunks` (same model, fields and ``max_length``).
 
@@ -254,8 +198,7 @@ class FaissRetriever(Retriever):
 
         directory = prepare_directory(directory)
         faiss.write_index(self._index, str(directory / _INDEX_FILE))
-        extra = {"dim": self.embedder.dim, "model_fingerprint": self.embedder.fingerprint}
-        write_meta(directory, self.name, self.config(), self.n_docs, [_INDEX_FILE], extra)
+        write_meta(directory, self.name, self.config(), self.n_docs, [_INDEX_FILE], self._model_meta())
 
     @classmethod
     def load(cls, directory: Path, model: str | None = None) -> FaissRetriever:
@@ -275,9 +218,7 @@ class FaissRetriever(Retriever):
         import faiss
 
         directory = Path(directory)
-        meta = read_meta(directory, cls.name)
-        self = embedding_retriever_from_meta(cls, directory, meta, model)
-        check_index_model(self.embedder, meta, directory)
+        self, meta = cls._from_saved(directory, model)
         path = directory / _INDEX_FILE
         try:
             index = faiss.read_index(str(path))

@@ -19,6 +19,9 @@ with ``build(chunks)``):
 - ``compute_feature(name, chunks)``: computes one of them (called for the first retriever needing it only);
 - ``build_from_features(values)``: builds the index from ``{name: value}``.
 
+BM25 and TF-IDF get these methods from :class:`TermCountsRetriever`, Potion and FAISS from
+:class:`retrievers.potion.EmbeddingRetriever` (next to the embedding code it uses).
+
 Two specs are the same feature exactly when their kind and canonical JSON config are equal, so sharing never
 depends on which retriever asked first: building retrievers together or one at a time gives the same indexes
 (``tests/test_features.py``). Feature values are shared objects and must be treated as read-only.
@@ -28,19 +31,26 @@ from __future__ import annotations
 
 import json
 import time
+from abc import abstractmethod
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Protocol, Sequence, TypeVar, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
 
 from chunking.types import Chunk
-from retrievers.base import Retriever
+from retrievers.base import CorruptIndexError, Retriever
+from retrievers.common import document_text, read_meta
+
+if TYPE_CHECKING:
+    from retrievers.tokenize import CodeTokenizer
 
 __all__ = [
     "FeatureSpec",
     "TermCounts",
     "SharesFeatures",
+    "TermCountsRetriever",
     "counts_from_tokens",
     "feature_specs_of",
     "build_retrievers",
@@ -117,6 +127,108 @@ class SharesFeatures(Protocol):
 
     def build_from_features(self, values: Mapping[str, Any]) -> None:
         """Build the index from ``{name: value}`` for every name of :meth:`feature_specs`."""
+
+
+_T = TypeVar("_T", bound="TermCountsRetriever")
+
+
+class TermCountsRetriever(Retriever):
+    """Base of the retrievers built from the shared ``term_counts`` feature (BM25 and TF-IDF).
+
+    It supplies the feature methods (:meth:`feature_specs`, :meth:`compute_feature`), :meth:`build`,
+    :meth:`tokenize_chunks`, :meth:`build_tokens` and the first step of ``load``. A subclass sets ``tokenizer``
+    and ``fields`` in its ``__init__``, names itself in :attr:`display_name`, and implements
+    :meth:`build_from_features` (what it makes of the counts) and the rest of the
+    :class:`~retrievers.base.Retriever` contract.
+    """
+
+    #: The retriever's name in error messages (``"BM25"``, ``"TF-IDF"``).
+    display_name: ClassVar[str]
+    #: Tokenizer of the chunks' document texts and of queries.
+    tokenizer: CodeTokenizer
+    #: Chunk fields of the document text (:func:`~retrievers.common.document_text`).
+    fields: tuple[str, ...]
+
+    def tokenize_chunks(self, chunks: Sequence[Chunk]) -> list[list[str]]:
+        """Token lists of the chunks' document texts (what :meth:`build` indexes).
+
+        :param chunks: the chunks.
+        :return: one token list per chunk.
+        """
+        tokenize = self.tokenizer.tokenize
+        return [tokenize(document_text(c, self.fields)) for c in chunks]
+
+    def feature_specs(self) -> dict[str, FeatureSpec]:
+        """The shared feature this retriever builds from: ``term_counts`` under its tokenizer config and fields.
+
+        BM25 and TF-IDF retrievers with the same tokenizer config and fields declare the same spec, so building
+        both in one :func:`build_retrievers` call tokenizes the snapshot once.
+
+        :return: ``{"counts": spec}``.
+        """
+        config = {"tokenizer": self.tokenizer.config(), "fields": list(self.fields)}
+        return {"counts": FeatureSpec.make("term_counts", config)}
+
+    def compute_feature(self, name: str, chunks: Sequence[Chunk]) -> TermCounts:
+        """Compute the ``counts`` feature: the chunks' term counts.
+
+        :param name: ``"counts"``.
+        :param chunks: the chunks.
+        :return: the term counts.
+        :raises ValueError: for another name.
+        """
+        if name != "counts":
+            raise ValueError(f"{self.display_name} has no feature {name!r}; it has 'counts'")
+        return counts_from_tokens(self.tokenize_chunks(chunks))
+
+    def build(self, chunks: Sequence[Chunk]) -> None:
+        """Tokenize and count the chunks' document texts, then build from the counts (:meth:`build_from_features`).
+
+        :param chunks: the snapshot's chunks, in index order.
+        """
+        self.build_from_features({"counts": self.compute_feature("counts", chunks)})
+
+    def build_tokens(self, docs: Sequence[Sequence[str]]) -> None:
+        """Build from token lists (from :meth:`tokenize_chunks`), one per chunk in index order.
+
+        :param docs: the chunks' tokens.
+        """
+        self.build_from_features({"counts": counts_from_tokens(docs)})
+
+    @abstractmethod
+    def build_from_features(self, values: Mapping[str, Any]) -> None:
+        """Build from the ``counts`` feature (read, never modified); check it with :meth:`_counts_of`.
+
+        :param values: ``{"counts": TermCounts}``.
+        :raises ValueError: if the feature is missing or is not a :class:`TermCounts`.
+        """
+
+    def _counts_of(self, values: Mapping[str, Any]) -> TermCounts:
+        """The ``counts`` feature of :meth:`build_from_features`'s argument.
+
+        :param values: ``{"counts": TermCounts}``.
+        :return: the term counts.
+        :raises ValueError: if the feature is missing or is not a :class:`TermCounts`.
+        """
+        counts = values.get("counts")
+        if not isinstance(counts, TermCounts):
+            raise ValueError(f"{self.display_name} builds from {{'counts': TermCounts}}, got {sorted(values)}")
+        return counts
+
+    @classmethod
+    def _from_saved(cls: type[_T], directory: Path) -> tuple[_T, dict[str, Any]]:
+        """The first step of ``load``: read ``retriever.json`` and instantiate the retriever from its config.
+
+        :param directory: the directory ``save`` wrote.
+        :return: ``(retriever without its index, checked metadata)``.
+        :raises CorruptIndexError: naming the file, if ``retriever.json`` or a listed file is missing, truncated,
+            edited or inconsistent, or the config is not valid for this class.
+        """
+        meta = read_meta(directory, cls.name)
+        try:
+            return cls(**meta["config"]), meta
+        except (TypeError, ValueError) as exc:
+            raise CorruptIndexError(directory / "retriever.json", f"invalid config ({exc})") from None
 
 
 def feature_specs_of(retriever: Retriever) -> dict[str, FeatureSpec] | None:

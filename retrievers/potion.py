@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from abc import abstractmethod
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence, TypeVar
 
 import numpy as np
 
@@ -66,6 +67,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "MODEL_ENV_VAR",
     "PotionRetriever",
+    "EmbeddingRetriever",
     "Embedder",
     "resolve_model_spec",
     "load_model",
@@ -285,7 +287,110 @@ class Embedder:
         return vecs
 
 
-class PotionRetriever(Retriever):
+_E = TypeVar("_E", bound="EmbeddingRetriever")
+
+
+class EmbeddingRetriever(Retriever):
+    """Base of the retrievers built from the shared ``vectors`` feature (Potion and FAISS).
+
+    It supplies the feature methods (:meth:`feature_specs`, :meth:`compute_feature`,
+    :meth:`build_from_features`), :meth:`build` and :meth:`embed_chunks`, and the model steps of ``save`` and
+    ``load``. A subclass sets ``embedder`` and ``fields`` in its ``__init__``, names itself in
+    :attr:`display_name`, and implements :meth:`build_vectors` (what it makes of the vectors) and the rest of
+    the :class:`~retrievers.base.Retriever` contract.
+    """
+
+    #: The retriever's name in error messages (``"Potion"``, ``"FAISS"``).
+    display_name: ClassVar[str]
+    #: The model that embeds chunks and queries.
+    embedder: Embedder
+    #: Chunk fields of the document text (:func:`~retrievers.common.document_text`).
+    fields: tuple[str, ...]
+
+    def embed_chunks(self, chunks: Sequence[Chunk]) -> np.ndarray:
+        """Vectors of the chunks' document texts (shareable with a Potion or FAISS retriever of the same model,
+        ``max_length`` and fields).
+
+        :param chunks: the chunks.
+        :return: float32 ``(len(chunks), dim)``, L2-normalised rows (zero rows for token-less chunks).
+        :raises ValueError: if the model produces a NaN vector (names the chunk).
+        """
+        return embed_chunks(self.embedder, chunks, self.fields)
+
+    def build(self, chunks: Sequence[Chunk]) -> None:
+        """Embed the chunks' document texts and build from the vectors (:meth:`build_vectors`).
+
+        :param chunks: the snapshot's chunks, in index order.
+        :raises ValueError: if the model produces a NaN vector (names the chunk).
+        """
+        self.build_vectors(self.embed_chunks(chunks))
+
+    def feature_specs(self) -> dict[str, FeatureSpec]:
+        """The shared feature this retriever builds from: ``vectors`` of this model (by weight fingerprint),
+        ``max_length`` and fields; Potion and FAISS retrievers with the same three embed a snapshot once.
+
+        :return: ``{"vectors": spec}``.
+        """
+        return {"vectors": vectors_feature(self.embedder, self.fields)}
+
+    def compute_feature(self, name: str, chunks: Sequence[Chunk]) -> np.ndarray:
+        """Compute the ``vectors`` feature: :meth:`embed_chunks`.
+
+        :param name: ``"vectors"``.
+        :param chunks: the chunks.
+        :return: float32 ``(len(chunks), dim)``, L2-normalised rows.
+        :raises ValueError: for another name, or a NaN vector (names the chunk).
+        """
+        if name != "vectors":
+            raise ValueError(f"{self.display_name} has no feature {name!r}; it has 'vectors'")
+        return self.embed_chunks(chunks)
+
+    def build_from_features(self, values: Mapping[str, Any]) -> None:
+        """Build from the ``vectors`` feature (read, never modified).
+
+        :param values: ``{"vectors": array}``.
+        :raises ValueError: if the feature is missing or has the wrong shape or non-finite values.
+        """
+        if "vectors" not in values:
+            raise ValueError(f"{self.display_name} builds from {{'vectors': array}}, got {sorted(values)}")
+        self.build_vectors(values["vectors"])
+
+    @abstractmethod
+    def build_vectors(self, vectors: np.ndarray) -> None:
+        """Build from chunk vectors made by :meth:`embed_chunks` (same model, fields and ``max_length``).
+
+        :param vectors: float32 ``(n_docs, dim)``, L2-normalised; check them with :func:`check_vectors`.
+        :raises ValueError: if the shape does not match the model or a value is not finite.
+        """
+
+    def _model_meta(self) -> dict[str, Any]:
+        """Model facts recorded next to the config (what :func:`check_index_model` checks on load).
+
+        :return: ``{"dim": ..., "model_fingerprint": ...}``.
+        """
+        return {"dim": self.embedder.dim, "model_fingerprint": self.embedder.fingerprint}
+
+    @classmethod
+    def _from_saved(cls: type[_E], directory: Path, model: str | None) -> tuple[_E, dict[str, Any]]:
+        """The model steps of ``load``: read ``retriever.json``, instantiate with the model
+        (:func:`embedding_retriever_from_meta`) and refuse a model other than the recorded one
+        (:func:`check_index_model`).
+
+        :param directory: the directory ``save`` wrote.
+        :param model: the model to load the index with (hub id or local path), or ``None``.
+        :return: ``(retriever without its index, checked metadata)``.
+        :raises CorruptIndexError: naming the file, if ``retriever.json`` or a listed file is missing, truncated,
+            edited or inconsistent, or the model is not the one the index was built with.
+        :raises FileNotFoundError: if the model is a path that does not exist.
+        :raises ValueError: if the model cannot be loaded.
+        """
+        meta = read_meta(directory, cls.name)
+        self = embedding_retriever_from_meta(cls, directory, meta, model)
+        check_index_model(self.embedder, meta, directory)
+        return self, meta
+
+
+class PotionRetriever(EmbeddingRetriever):
     """Cosine similarity between the query's and the chunks' Potion vectors (brute force, exact).
 
     :param model: hub id or local path of a model2vec model; see :func:`resolve_model_spec`.
@@ -296,6 +401,7 @@ class PotionRetriever(Retriever):
     """
 
     name = "potion"
+    display_name = "Potion"
 
     def __init__(
         self,
@@ -324,53 +430,6 @@ class PotionRetriever(Retriever):
     def vectors(self) -> np.ndarray:
         """The chunk vectors, float32 ``(n_docs, dim)``, L2-normalised (zero rows for token-less chunks)."""
         return self._vectors
-
-    def embed_chunks(self, chunks: Sequence[Chunk]) -> np.ndarray:
-        """Vectors of the chunks' document texts (shareable with a FAISS retriever of the same model and fields).
-
-        :param chunks: the chunks.
-        :return: float32 ``(len(chunks), dim)``, L2-normalised rows (zero rows for token-less chunks).
-        :raises ValueError: if the model produces a NaN vector (names the chunk).
-        """
-        return embed_chunks(self.embedder, chunks, self.fields)
-
-    def build(self, chunks: Sequence[Chunk]) -> None:
-        """Embed the chunks' document texts.
-
-        :param chunks: the snapshot's chunks, in index order.
-        :raises ValueError: if the model produces a NaN vector (names the chunk).
-        """
-        self.build_vectors(self.embed_chunks(chunks))
-
-    def feature_specs(self) -> dict[str, FeatureSpec]:
-        """The shared feature this retriever builds from: ``vectors`` of this model (by weight fingerprint),
-        ``max_length`` and fields; Potion and FAISS retrievers with the same three embed a snapshot once.
-
-        :return: ``{"vectors": spec}``.
-        """
-        return {"vectors": vectors_feature(self.embedder, self.fields)}
-
-    def compute_feature(self, name: str, chunks: Sequence[Chunk]) -> np.ndarray:
-        """Compute the ``vectors`` feature: :meth:`embed_chunks`.
-
-        :param name: ``"vectors"``.
-        :param chunks: the chunks.
-        :return: float32 ``(len(chunks), dim)``, L2-normalised rows.
-        :raises ValueError: for another name, or a NaN vector (names the chunk).
-        """
-        if name != "vectors":
-            raise ValueError(f"Potion has no feature {name!r}; it has 'vectors'")
-        return self.embed_chunks(chunks)
-
-    def build_from_features(self, values: Mapping[str, Any]) -> None:
-        """Build from the ``vectors`` feature (read, never modified).
-
-        :param values: ``{"vectors": array}``.
-        :raises ValueError: if the feature is missing or has the wrong shape or non-finite values.
-        """
-        if "vectors" not in values:
-            raise ValueError(f"Potion builds from {{'vectors': array}}, got {sorted(values)}")
-        self.build_vectors(values["vectors"])
 
     def build_vectors(self, vectors: np.ndarray) -> None:
         """Build from chunk vectors made by :meth:`embed_chunks` (same model, fields and ``max_length``).
@@ -415,13 +474,6 @@ class PotionRetriever(Retriever):
         np.save(directory / _VECTORS_FILE, self._vectors, allow_pickle=False)
         write_meta(directory, self.name, self.config(), self.n_docs, [_VECTORS_FILE], self._model_meta())
 
-    def _model_meta(self) -> dict[str, Any]:
-        """Model facts recorded next to the config.
-
-        :return: ``{"dim": ..., "model_fingerprint": ...}``.
-        """
-        return {"dim": self.embedder.dim, "model_fingerprint": self.embedder.fingerprint}
-
     @classmethod
     def load(cls, directory: Path, model: str | None = None) -> PotionRetriever:
         """Load an index written by :meth:`save`; the model is loaded (or taken from the cache) and checked.
@@ -439,9 +491,7 @@ class PotionRetriever(Retriever):
         :raises ValueError: if the model cannot be loaded.
         """
         directory = Path(directory)
-        meta = read_meta(directory, cls.name)
-        self = embedding_retriever_from_meta(cls, directory, meta, model)
-        check_index_model(self.embedder, meta, directory)
+        self, meta = cls._from_saved(directory, model)
         vectors = load_npy(directory / _VECTORS_FILE, dtype=np.float32, ndim=2)
         if vectors.shape != (meta["n_docs"], self.embedder.dim):
             raise CorruptIndexError(

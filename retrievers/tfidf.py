@@ -32,24 +32,21 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
 
-from chunking.types import Chunk
-from retrievers.base import CorruptIndexError, Hit, Retriever
+from retrievers.base import CorruptIndexError, Hit
 from retrievers.common import (
     DEFAULT_FIELDS,
     check_fields,
     check_top_n,
-    document_text,
     load_npy,
     load_npz,
     prepare_directory,
-    read_meta,
     read_terms,
     save_npz,
     top_hits,
     write_meta,
     write_terms,
 )
-from retrievers.features import FeatureSpec, TermCounts, counts_from_tokens
+from retrievers.features import TermCountsRetriever
 from retrievers.tokenize import CodeTokenizer
 
 __all__ = ["TfidfRetriever"]
@@ -59,7 +56,7 @@ _IDF_FILE = "idf.npy"
 _MATRIX_FILE = "matrix.npz"
 
 
-class TfidfRetriever(Retriever):
+class TfidfRetriever(TermCountsRetriever):
     """TF-IDF (sublinear tf, smoothed idf, L2 rows) with cosine scoring; see the module docstring.
 
     :param tokenizer: a :class:`~retrievers.tokenize.CodeTokenizer`, its config dict, or ``None`` for defaults.
@@ -68,6 +65,7 @@ class TfidfRetriever(Retriever):
     """
 
     name = "tfidf"
+    display_name = "TF-IDF"
 
     def __init__(
         self,
@@ -108,52 +106,6 @@ class TfidfRetriever(Retriever):
             dtype=np.float64,
         )
 
-    def tokenize_chunks(self, chunks: Sequence[Chunk]) -> list[list[str]]:
-        """Token lists of the chunks' document texts (what :meth:`build` indexes).
-
-        :param chunks: the chunks.
-        :return: one token list per chunk.
-        """
-        tokenize = self.tokenizer.tokenize
-        return [tokenize(document_text(c, self.fields)) for c in chunks]
-
-    def feature_specs(self) -> dict[str, FeatureSpec]:
-        """The shared feature TF-IDF builds from: ``term_counts`` under this tokenizer config and these fields.
-
-        The same spec as a BM25 retriever's with the same tokenizer config and fields, so building both in one
-        :func:`~retrievers.features.build_retrievers` call tokenizes the snapshot once.
-
-        :return: ``{"counts": spec}``.
-        """
-        config = {"tokenizer": self.tokenizer.config(), "fields": list(self.fields)}
-        return {"counts": FeatureSpec.make("term_counts", config)}
-
-    def compute_feature(self, name: str, chunks: Sequence[Chunk]) -> TermCounts:
-        """Compute the ``counts`` feature: the chunks' term counts.
-
-        :param name: ``"counts"``.
-        :param chunks: the chunks.
-        :return: the term counts.
-        :raises ValueError: for another name.
-        """
-        if name != "counts":
-            raise ValueError(f"TF-IDF has no feature {name!r}; it has 'counts'")
-        return counts_from_tokens(self.tokenize_chunks(chunks))
-
-    def build(self, chunks: Sequence[Chunk]) -> None:
-        """Fit the vectorizer on the chunks' document texts and keep their TF-IDF rows.
-
-        :param chunks: the snapshot's chunks, in index order.
-        """
-        self.build_from_features({"counts": self.compute_feature("counts", chunks)})
-
-    def build_tokens(self, docs: Sequence[Sequence[str]]) -> None:
-        """Build from token lists (from :meth:`tokenize_chunks`), one per chunk in index order.
-
-        :param docs: the chunks' tokens.
-        """
-        self.build_from_features({"counts": counts_from_tokens(docs)})
-
     def build_from_features(self, values: Mapping[str, Any]) -> None:
         """Weight the ``counts`` feature with scikit-learn's ``TfidfTransformer`` (what ``TfidfVectorizer`` does
         after counting): the same rows, vocabulary (sorted) and idf as ``TfidfVectorizer.fit_transform``.
@@ -161,9 +113,7 @@ class TfidfRetriever(Retriever):
         :param values: ``{"counts": TermCounts}`` (read, never modified).
         :raises ValueError: if the feature is missing or is not a :class:`~retrievers.features.TermCounts`.
         """
-        counts = values.get("counts")
-        if not isinstance(counts, TermCounts):
-            raise ValueError(f"TF-IDF builds from {{'counts': TermCounts}}, got {sorted(values)}")
+        counts = self._counts_of(values)
         self._vectorizer = None
         self._matrix = sp.csc_matrix((counts.n_docs, 0), dtype=np.float64)
         if counts.counts.nnz == 0:
@@ -244,11 +194,7 @@ class TfidfRetriever(Retriever):
         :raises CorruptIndexError: naming the file, if a file is missing, truncated, edited or inconsistent.
         """
         directory = Path(directory)
-        meta = read_meta(directory, cls.name)
-        try:
-            self = cls(**meta["config"])
-        except (TypeError, ValueError) as exc:
-            raise CorruptIndexError(directory / "retriever.json", f"invalid config ({exc})") from None
+        self, meta = cls._from_saved(directory)
         vocab = read_terms(directory / _VOCAB_FILE)
         terms = list(vocab)
         idf = load_npy(directory / _IDF_FILE, dtype=np.float64, ndim=1)
