@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -96,3 +97,26 @@ def sample_chunks() -> list[Chunk]:
         ("pkg/models.py", 3, 3, "gap", "", "x = 1"),
     ]
     return [Chunk(path, start, end, kind, symbol, "python", text) for path, start, end, kind, symbol, text in rows]
+
+
+def _store_tree(store: Path) -> dict[str, bytes]:
+    """Every file of an index store by relative path; manifests without their timestamps and timings."""
+    out: dict[str, bytes] = {}
+    for path in sorted(store.rglob("*")):
+        if path.is_dir() or "_reports" in path.parts:
+            continue
+        data = path.read_bytes()
+        if path.name == "manifest.json":
+            manifest = json.loads(data)
+            for key in ("created_at", "seconds"):
+                manifest.pop(key, None)
+            data = json.dumps(manifest, sort_keys=True).encode()
+        out[path.relative_to(store).as_posix()] = data
+    return out
+
+
+@pytest.fixture()
+def store_tree() -> Callable[[Path], dict[str, bytes]]:
+    """A function mapping an index store to ``{relative path: bytes}`` (manifests without timings), to compare
+    two builds file by file."""
+    return _store_tree

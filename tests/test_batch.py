@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -29,22 +30,6 @@ def _job(model: Path) -> IndexJob:
     embed = {"model": str(model)}
     return IndexJob("function", {}, (("bm25", {}), ("tfidf", {}), ("potion", embed), ("faiss", embed),
                                      ("hybrid", embed)))
-
-
-def _tree(store: Path) -> dict[str, bytes]:
-    """Every file of an index store by relative path; manifests without their timestamps and timings."""
-    out: dict[str, bytes] = {}
-    for path in sorted(store.rglob("*")):
-        if path.is_dir() or "_reports" in path.parts:
-            continue
-        data = path.read_bytes()
-        if path.name == "manifest.json":
-            manifest = json.loads(data)
-            for key in ("created_at", "seconds"):
-                manifest.pop(key, None)
-            data = json.dumps(manifest, sort_keys=True).encode()
-        out[path.relative_to(store).as_posix()] = data
-    return out
 
 
 def _results(store: Path, job: IndexJob) -> dict[tuple[str, str], list[tuple[str, int, int]]]:
@@ -89,7 +74,9 @@ def test_failed_snapshot_is_recorded_and_the_batch_goes_on(tmp_path: Path) -> No
     assert "FileNotFoundError" in error["error"] and str(missing) in error["error"]
 
 
-def test_killed_batch_resumes_to_identical_indexes(tmp_path: Path, tiny_model_dir: Path, clean_store: Path) -> None:
+def test_killed_batch_resumes_to_identical_indexes(
+    store_tree: Callable[[Path], dict[str, bytes]], tmp_path: Path, tiny_model_dir: Path, clean_store: Path
+) -> None:
     """SIGKILL while writing the second snapshot's TF-IDF index, then a rerun: same files and results as a clean run."""
     store = tmp_path / "store"
     script = textwrap.dedent(
@@ -125,20 +112,24 @@ def test_killed_batch_resumes_to_identical_indexes(tmp_path: Path, tiny_model_di
     assert status[SNAPSHOTS[1].name] == ("built", ["tfidf", "potion", "faiss", "hybrid"])
     assert status[SNAPSHOTS[2].name][1] == ["chunks", "bm25", "tfidf", "potion", "faiss", "hybrid"]
     assert not list(store.rglob("*.tmp-*"))
-    assert _tree(store) == _tree(clean_store)
+    assert store_tree(store) == store_tree(clean_store)
     assert _results(store, _job(tiny_model_dir)) == _results(clean_store, _job(tiny_model_dir))
 
 
-def test_parallel_processes_build_the_same_indexes(tmp_path: Path, tiny_model_dir: Path, clean_store: Path) -> None:
+def test_parallel_processes_build_the_same_indexes(
+    store_tree: Callable[[Path], dict[str, bytes]], tmp_path: Path, tiny_model_dir: Path, clean_store: Path
+) -> None:
     """Two loky worker processes build byte-identical indexes to a sequential build, each in another process."""
     reports = index_many(SNAPSHOTS, tmp_path / "store", _job(tiny_model_dir), n_jobs=2, backend="loky")
     assert sorted(r["snapshot"] for r in reports) == [s.name for s in SNAPSHOTS]
     assert all(r["status"] == "built" for r in reports)
     assert all(not r["worker"].endswith(f":{os.getpid()}") for r in reports)
-    assert _tree(tmp_path / "store") == _tree(clean_store)
+    assert store_tree(tmp_path / "store") == store_tree(clean_store)
 
 
-def test_dask_cluster_builds_the_same_indexes(tmp_path: Path, tiny_model_dir: Path, clean_store: Path) -> None:
+def test_dask_cluster_builds_the_same_indexes(
+    store_tree: Callable[[Path], dict[str, bytes]], tmp_path: Path, tiny_model_dir: Path, clean_store: Path
+) -> None:
     """The batch run through a local Dask cluster (2 worker processes, by scheduler address) equals a sequential one."""
     distributed = pytest.importorskip(
         "dask.distributed", reason="dask is not installed (pip install 'swe-explore-baselines[dask]')"
@@ -152,5 +143,5 @@ def test_dask_cluster_builds_the_same_indexes(tmp_path: Path, tiny_model_dir: Pa
     assert sorted(r["snapshot"] for r in reports) == [s.name for s in SNAPSHOTS]
     assert all(r["status"] == "built" for r in reports), reports
     assert all(not r["worker"].endswith(f":{os.getpid()}") for r in reports)
-    assert _tree(tmp_path / "store") == _tree(clean_store)
+    assert store_tree(tmp_path / "store") == store_tree(clean_store)
     assert _results(tmp_path / "store", _job(tiny_model_dir)) == _results(clean_store, _job(tiny_model_dir))

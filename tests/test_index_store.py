@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -164,22 +165,6 @@ def test_chunk_table_rejects_out_of_range_ids(tmp_path: Path) -> None:
         ChunkTable.load(tmp_path)
 
 
-def _tree(store: Path) -> dict[str, bytes]:
-    """Every file of an index store by relative path; manifests without their timestamps and timings."""
-    out: dict[str, bytes] = {}
-    for path in sorted(store.rglob("*")):
-        if path.is_dir() or "_reports" in path.parts:
-            continue
-        data = path.read_bytes()
-        if path.name == "manifest.json":
-            manifest = json.loads(data)
-            for key in ("created_at", "seconds"):
-                manifest.pop(key, None)
-            data = json.dumps(manifest, sort_keys=True).encode()
-        out[path.relative_to(store).as_posix()] = data
-    return out
-
-
 def _every_retriever(model: Path) -> list[object]:
     """bm25, tfidf, potion, faiss and hybrid (bm25 + potion), the embedding ones on the given model."""
     return [make_retriever("bm25"), make_retriever("tfidf"), make_retriever("potion", model=str(model)),
@@ -187,7 +172,7 @@ def _every_retriever(model: Path) -> list[object]:
 
 
 def test_all_retrievers_in_one_build_equal_separate_builds(
-    snapshot: Path, tmp_path: Path, tiny_model_dir: Path
+    store_tree: Callable[[Path], dict[str, bytes]], snapshot: Path, tmp_path: Path, tiny_model_dir: Path
 ) -> None:
     """Building every retriever in one call (shared features) writes the same files as building each alone."""
     together = ensure_index(snapshot, tmp_path / "a", make_chunker("function"), _every_retriever(tiny_model_dir))
@@ -195,7 +180,7 @@ def test_all_retrievers_in_one_build_equal_separate_builds(
     assert {"term_counts", "vectors"} <= set(together.seconds)
     for retriever in _every_retriever(tiny_model_dir):
         ensure_index(snapshot, tmp_path / "b", make_chunker("function"), [retriever])
-    assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
+    assert store_tree(tmp_path / "a") == store_tree(tmp_path / "b")
     for retriever in _every_retriever(tiny_model_dir):
         a = open_index(snapshot, tmp_path / "a", make_chunker("function"), retriever).retriever
         b = open_index(snapshot, tmp_path / "b", make_chunker("function"), retriever).retriever
