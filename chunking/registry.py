@@ -15,10 +15,10 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from chunking.treesitter import DEFINITION_KINDS, FunctionChunker, HybridChunker
-from chunking.types import Chunk, SourceFile
-from chunking.walk import WalkConfig, WalkStats, iter_source_files
-from chunking.window import Chunker, FileChunker, WindowChunker
+from swe_explore.chunking.treesitter import DEFINITION_KINDS, FunctionChunker, HybridChunker
+from swe_explore.chunking.types import Chunk, SourceFile
+from swe_explore.chunking.walk import WalkConfig, WalkStats, iter_source_files
+from swe_explore.chunking.window import Chunker, FileChunker, WindowChunker
 
 CHUNKERS: dict[str, type[Chunker]] = {
     "window": WindowChunker,

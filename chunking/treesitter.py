@@ -59,9 +59,9 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from chunking.languages import TEXT, LanguageSpec, get_parser, get_spec
-from chunking.types import Chunk, SourceFile
-from chunking.window import Chunker, FileReport, blank_flags, block_ranges, make_chunk, pack_ranges
+from swe_explore.chunking.languages import TEXT, LanguageSpec, get_parser, get_spec
+from swe_explore.chunking.types import Chunk, SourceFile
+from swe_explore.chunking.window import Chunker, FileReport, blank_flags, block_ranges, make_chunk, pack_ranges
 
 MAX_CONTAINER_DEPTH = 48
 """Containers nested deeper than this are treated as single definitions (split by size), which bounds the

@@ -35,9 +35,9 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from chunking.languages import TEXT, language_for_path, needs_text
-from chunking.lines import split_lines
-from chunking.types import SourceFile
+from swe_explore.chunking.languages import TEXT, language_for_path, needs_text
+from swe_explore.chunking.lines import split_lines
+from swe_explore.chunking.types import SourceFile
 
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
 """Files larger than this (8 MiB) are skipped as ``too_large``. A 5 MB minified bundle is still indexed

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
-from chunking.types import Chunk, SourceFile
+from swe_explore.chunking.types import Chunk, SourceFile
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,11 @@
 """SWE-Explore evaluation: reference-exact metrics, bench/result IO, aggregation and the reference baselines."""
 
-from evaluation.bench import BenchRecord, find_snapshot, load_bench
-from evaluation.line_counts import file_line_counts
-from evaluation.metrics import METRIC_NAMES, evaluate_instance
-from evaluation.paths import normalize_path
-from evaluation.reference import REFERENCE_EXPLORERS
-from evaluation.results import evaluate_rows, format_table, make_row, read_rows, summarize
+from swe_explore.evaluation.bench import BenchRecord, find_snapshot, load_bench
+from swe_explore.evaluation.line_counts import file_line_counts
+from swe_explore.evaluation.metrics import METRIC_NAMES, evaluate_instance
+from swe_explore.evaluation.paths import normalize_path
+from swe_explore.explore.reference import REFERENCE_EXPLORERS
+from swe_explore.evaluation.results import evaluate_rows, format_table, make_row, read_rows, summarize
 
 __all__ = [
     "METRIC_NAMES",

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from chunking.lines import count_lines
+from swe_explore.chunking.lines import count_lines
 
 LINE_COUNT_MODES: tuple[str, ...] = ("lines", "splitlines")
 """Valid values of ``mode``: our line definition, or the reference's ``str.splitlines``."""

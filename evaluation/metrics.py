@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
-from chunking.types import Chunk
+from swe_explore.chunking.types import Chunk
 
 END_OF_FILE = -1
 """The ``end`` sentinel meaning "last line of the file" (spec §0)."""

@@ -24,10 +24,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from evaluation.bench import BenchRecord, find_snapshot, repo_from_instance_id
-from evaluation.line_counts import file_line_counts
-from evaluation.metrics import METRIC_NAMES, RegionLike, as_region, evaluate_instance, zero_metrics
-from evaluation.paths import normalize_path
+from swe_explore.evaluation.bench import BenchRecord, find_snapshot, repo_from_instance_id
+from swe_explore.evaluation.line_counts import file_line_counts
+from swe_explore.evaluation.metrics import METRIC_NAMES, RegionLike, as_region, evaluate_instance, zero_metrics
+from swe_explore.evaluation.paths import normalize_path
 
 OUTCOME_SUCCESS = "SUCCESS"
 """The explorer returned regions (possibly none)."""

@@ -15,10 +15,10 @@ from typing import Any, Iterator, Sequence
 
 from tqdm import tqdm
 
-from evaluation.bench import BenchRecord, find_snapshot
-from evaluation.line_counts import file_line_counts
-from evaluation.metrics import evaluate_instance
-from evaluation.results import OUTCOME_ERROR, OUTCOME_SUCCESS, ResultsWriter, make_row, read_rows
+from swe_explore.evaluation.bench import BenchRecord, find_snapshot
+from swe_explore.evaluation.line_counts import file_line_counts
+from swe_explore.evaluation.metrics import evaluate_instance
+from swe_explore.evaluation.results import OUTCOME_ERROR, OUTCOME_SUCCESS, ResultsWriter, make_row, read_rows
 
 try:  # POSIX advisory locks; elsewhere concurrent runs on one file are not detected
     import fcntl

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from chunking.registry import make_chunker
-from chunking.walk import WalkConfig
-from indexes.build import ensure_index
-from retrievers.registry import make_retriever
+from swe_explore.chunking.registry import make_chunker
+from swe_explore.chunking.walk import WalkConfig
+from swe_explore.indexes.build import ensure_index
+from swe_explore.retrievers.registry import make_retriever
 
 #: Joblib backends offered by the scripts; ``dask`` needs ``pip install 'swe-explore-baselines[dask]'``.
 BACKENDS = ("loky", "threading", "sequential", "dask")

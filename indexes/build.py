@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from chunking.registry import Chunker, chunk_files
-from chunking.types import Chunk, SourceFile
-from chunking.walk import WalkConfig, walk_snapshot
-from indexes.store import (
+from swe_explore.chunking.registry import Chunker, chunk_files
+from swe_explore.chunking.types import Chunk, SourceFile
+from swe_explore.chunking.walk import WalkConfig, walk_snapshot
+from swe_explore.indexes.store import (
     CHUNK_FILES,
     FORMAT_VERSION,
     MANIFEST,
@@ -42,10 +42,10 @@ from indexes.store import (
     toolkit_version,
     write_json,
 )
-from retrievers.base import CorruptIndexError, Retriever
-from retrievers.common import META_FILE, check_files, file_records, file_sha256, read_meta
-from retrievers.features import build_retrievers
-from retrievers.registry import load_retriever
+from swe_explore.retrievers.base import CorruptIndexError, Retriever
+from swe_explore.retrievers.common import META_FILE, check_files, file_records, file_sha256, read_meta
+from swe_explore.retrievers.features import build_retrievers
+from swe_explore.retrievers.registry import load_retriever
 
 
 @dataclass

@@ -42,9 +42,9 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from chunking.types import Chunk, SourceFile
-from retrievers.base import CorruptIndexError
-from retrievers.common import check_files
+from swe_explore.chunking.types import Chunk, SourceFile
+from swe_explore.retrievers.base import CorruptIndexError
+from swe_explore.retrievers.common import check_files
 
 #: Bumped whenever the on-disk layout changes; indexes of another version are stale.
 FORMAT_VERSION = 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from retrievers.base import CorruptIndexError, Hit, Retriever
+from swe_explore.retrievers.base import CorruptIndexError, Hit, Retriever
 
 __all__ = ["CorruptIndexError", "Hit", "Retriever", "RETRIEVERS", "make_retriever", "load_retriever"]
 
@@ -23,7 +23,7 @@ def __getattr__(name: str) -> Any:
     :raises AttributeError: for names this package does not export.
     """
     if name in _LAZY:
-        from retrievers import registry
+        from swe_explore.retrievers import registry
 
         return getattr(registry, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple, Sequence
 
-from chunking.types import Chunk
+from swe_explore.chunking.types import Chunk
 
 
 class CorruptIndexError(ValueError):

@@ -21,8 +21,8 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from chunking.types import Chunk
-from retrievers.base import CorruptIndexError, Hit
+from swe_explore.chunking.types import Chunk
+from swe_explore.retrievers.base import CorruptIndexError, Hit
 
 __all__ = [
     "DEFAULT_FIELDS",

@@ -24,15 +24,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from retrievers.base import CorruptIndexError, Hit
-from retrievers.common import (
+from swe_explore.retrievers.base import CorruptIndexError, Hit
+from swe_explore.retrievers.common import (
     DEFAULT_FIELDS,
     check_fields,
     check_top_n,
     prepare_directory,
     write_meta,
 )
-from retrievers.potion import Embedder, EmbeddingRetriever, check_vectors
+from swe_explore.retrievers.potion import Embedder, EmbeddingRetriever, check_vectors
 
 __all__ = ["FaissRetriever", "INDEX_KINDS", "build_faiss_index", "faiss_search"]
 

@@ -39,12 +39,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Protocol, Sequence, Ty
 import numpy as np
 import scipy.sparse as sp
 
-from chunking.types import Chunk
-from retrievers.base import CorruptIndexError, Retriever
-from retrievers.common import document_text, read_meta
+from swe_explore.chunking.types import Chunk
+from swe_explore.retrievers.base import CorruptIndexError, Retriever
+from swe_explore.retrievers.common import document_text, read_meta
 
 if TYPE_CHECKING:
-    from retrievers.tokenize import CodeTokenizer
+    from swe_explore.retrievers.tokenize import CodeTokenizer
 
 __all__ = [
     "FeatureSpec",

@@ -37,9 +37,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from chunking.types import Chunk
-from retrievers.base import CorruptIndexError, Hit, Retriever
-from retrievers.common import (
+from swe_explore.chunking.types import Chunk
+from swe_explore.retrievers.base import CorruptIndexError, Hit, Retriever
+from swe_explore.retrievers.common import (
     META_FILE,
     check_top_n,
     file_sha256,
@@ -48,7 +48,7 @@ from retrievers.common import (
     top_hits,
     write_meta,
 )
-from retrievers.features import FeatureSpec, build_retrievers, feature_specs_of
+from swe_explore.retrievers.features import FeatureSpec, build_retrievers, feature_specs_of
 
 __all__ = ["HybridRetriever", "rrf_scores"]
 
@@ -98,7 +98,7 @@ class HybridRetriever(Retriever):
         depth: int = 1000,
         model: str | None = None,
     ) -> None:
-        from retrievers.registry import make_retriever  # late import: the registry imports this module
+        from swe_explore.retrievers.registry import make_retriever  # late import: the registry imports this module
 
         if isinstance(parts, (str, Mapping)) or len(parts) < 2:
             raise ValueError(f"hybrid needs at least two parts, got {parts!r}")
@@ -279,7 +279,7 @@ class HybridRetriever(Retriever):
             was rebuilt or replaced since: rebuild the hybrid).
         :raises ValueError: if an embedding part's model cannot be loaded.
         """
-        from retrievers.registry import load_retriever
+        from swe_explore.retrievers.registry import load_retriever
 
         directory = Path(directory)
         meta = read_meta(directory, cls.name)

@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence, TypeVar
 
 import numpy as np
 
-from chunking.types import Chunk
-from retrievers.base import CorruptIndexError, Hit, Retriever
-from retrievers.common import (
+from swe_explore.chunking.types import Chunk
+from swe_explore.retrievers.base import CorruptIndexError, Hit, Retriever
+from swe_explore.retrievers.common import (
     DEFAULT_FIELDS,
     check_fields,
     check_top_n,
@@ -57,8 +57,8 @@ from retrievers.common import (
     top_hits,
     write_meta,
 )
-from retrievers.features import FeatureSpec
-from retrievers.wordcache import WordCacheEncoder
+from swe_explore.retrievers.features import FeatureSpec
+from swe_explore.retrievers.wordcache import WordCacheEncoder
 
 if TYPE_CHECKING:
     from model2vec import StaticModel

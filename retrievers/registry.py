@@ -12,13 +12,13 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-from retrievers.base import CorruptIndexError, Retriever
-from retrievers.bm25 import BM25Retriever
-from retrievers.common import META_FILE, read_meta
-from retrievers.faiss_index import FaissRetriever
-from retrievers.hybrid import HybridRetriever
-from retrievers.potion import PotionRetriever
-from retrievers.tfidf import TfidfRetriever
+from swe_explore.retrievers.base import CorruptIndexError, Retriever
+from swe_explore.retrievers.bm25 import BM25Retriever
+from swe_explore.retrievers.common import META_FILE, read_meta
+from swe_explore.retrievers.faiss_index import FaissRetriever
+from swe_explore.retrievers.hybrid import HybridRetriever
+from swe_explore.retrievers.potion import PotionRetriever
+from swe_explore.retrievers.tfidf import TfidfRetriever
 
 __all__ = ["RETRIEVERS", "make_retriever", "retriever_options", "load_retriever"]
 

@@ -32,8 +32,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
 
-from retrievers.base import CorruptIndexError, Hit
-from retrievers.common import (
+from swe_explore.retrievers.base import CorruptIndexError, Hit
+from swe_explore.retrievers.common import (
     DEFAULT_FIELDS,
     check_fields,
     check_top_n,
@@ -46,8 +46,8 @@ from retrievers.common import (
     write_meta,
     write_terms,
 )
-from retrievers.features import TermCountsRetriever
-from retrievers.tokenize import CodeTokenizer
+from swe_explore.retrievers.features import TermCountsRetriever
+from swe_explore.retrievers.tokenize import CodeTokenizer
 
 __all__ = ["TfidfRetriever"]
 

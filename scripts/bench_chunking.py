@@ -46,14 +46,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chunking.languages import get_parser, get_spec, language_for_path, needs_text
-from chunking.lines import split_lines
-from chunking.registry import add_chunker_arguments, chunk_snapshot, chunker_from_args, make_chunker
-from chunking.treesitter import DEFINITION_KINDS, FunctionChunker
-from chunking.types import Chunk, SourceFile
-from chunking.walk import walk_snapshot
-from chunking.window import Chunker, WindowChunker
-from evaluation import reference
+from swe_explore.chunking.languages import get_parser, get_spec, language_for_path, needs_text
+from swe_explore.chunking.lines import split_lines
+from swe_explore.chunking.registry import add_chunker_arguments, chunk_snapshot, chunker_from_args, make_chunker
+from swe_explore.chunking.treesitter import DEFINITION_KINDS, FunctionChunker
+from swe_explore.chunking.types import Chunk, SourceFile
+from swe_explore.chunking.walk import walk_snapshot
+from swe_explore.chunking.window import Chunker, WindowChunker
+from swe_explore.explore import reference
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SNAPSHOT = ROOT / "repos" / "dev" / "pydata__xarray-7393"

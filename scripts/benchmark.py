@@ -49,8 +49,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 DEV_REPOS = ROOT / "repos" / "dev"
 DEV_BENCH = ROOT.parent / "shared" / "data" / "dev.jsonl"
-MINI_REPOS = ROOT / "examples" / "mini" / "repos"
-MINI_BENCH = ROOT / "examples" / "mini" / "mini.jsonl"
+MINI_REPOS = ROOT / "swe_explore" / "data" / "mini" / "repos"
+MINI_BENCH = ROOT / "swe_explore" / "data" / "mini" / "mini.jsonl"
 DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "potion-base-8M"
 SECTION = "## Speed and memory"
 TOP_N = 200
@@ -122,9 +122,9 @@ def _latencies(run: Any, queries: list[str], repeats: int) -> list[float]:
 
 def _worker_build(task: dict[str, Any]) -> dict[str, Any]:
     """Build a fresh store with the given retrievers in one ensure_index call."""
-    from chunking.registry import make_chunker
-    from indexes.build import ensure_index
-    from retrievers.registry import make_retriever
+    from swe_explore.chunking.registry import make_chunker
+    from swe_explore.indexes.build import ensure_index
+    from swe_explore.retrievers.registry import make_retriever
 
     t0 = time.perf_counter()
     retrievers = [make_retriever(name, **options) for name, options in task["retrievers"]]
@@ -140,12 +140,12 @@ def _worker_build(task: dict[str, Any]) -> dict[str, Any]:
 
 def _worker_query(task: dict[str, Any]) -> dict[str, Any]:
     """Load one saved index and time queries, the explore step and whole explorer calls."""
-    from chunking.registry import make_chunker
-    from evaluation.explorers import IndexedExplorer
-    from indexes.build import open_index, retriever_dir_for
-    from retrievers.packing import PackConfig, pack
-    from retrievers.priors import RankPriors, apply_priors
-    from retrievers.registry import make_retriever
+    from swe_explore.chunking.registry import make_chunker
+    from swe_explore.explore.explorer import IndexedExplorer
+    from swe_explore.indexes.build import open_index, retriever_dir_for
+    from swe_explore.explore.packing import PackConfig, pack
+    from swe_explore.explore.priors import RankPriors, apply_priors
+    from swe_explore.retrievers.registry import make_retriever
 
     name, options = task["retriever"]
     queries = json.loads(Path(task["queries"]).read_text())
@@ -176,7 +176,7 @@ def _worker_query(task: dict[str, Any]) -> dict[str, Any]:
 
 def _worker_reference(task: dict[str, Any]) -> dict[str, Any]:
     """Build the reference BM25 (chunking + BM25Okapi) and time its explore calls."""
-    from evaluation.reference import ReferenceBM25
+    from swe_explore.explore.reference import ReferenceBM25
 
     queries = json.loads(Path(task["queries"]).read_text())
     rss_before = _rss_mb()
@@ -190,7 +190,7 @@ def _worker_reference(task: dict[str, Any]) -> dict[str, Any]:
 
 def _worker_batch(task: dict[str, Any]) -> dict[str, Any]:
     """Index every snapshot of a directory with the full-index retrievers in ``n_jobs`` loky processes."""
-    from indexes.batch import IndexJob, index_many
+    from swe_explore.indexes.batch import IndexJob, index_many
 
     snapshots = sorted(p for p in Path(task["repos"]).iterdir() if p.is_dir() and not p.name.startswith("."))
     job = IndexJob("function", {}, tuple((name, options) for name, options in task["retrievers"]))
@@ -518,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
     if snapshot is None or not snapshot.is_dir():
         parser.error(f"snapshot {snapshot} is not a directory")
     bench = args.bench or (DEV_BENCH if DEV_BENCH.is_file() else MINI_BENCH)
-    from evaluation.bench import load_bench
+    from swe_explore.evaluation.bench import load_bench
 
     try:
         queries = [r.problem_statement for r in load_bench(bench, skip_empty_core=False)]

@@ -1,75 +1,11 @@
 """Run one explorer over a bench file: one reference-compatible JSONL result row per instance.
 
-Usage::
-
-    python scripts/run_baselines.py [--bench FILE] [--repos DIR] [--out FILE] [--retriever NAME]
-        [--chunker NAME [--max-lines N ...]] [--k 5] [--budget 500] [--model PATH] [--store DIR]
-
-With no arguments it runs BM25 over function chunks on the mini bench that ships with the project
-(``examples/mini``), offline, in seconds. ``--repos DIR`` holds one snapshot per ``instance_id``. Missing
-indexes are built on the way (and saved in ``--store``); rows already in ``--out`` for the same explorer config
-are kept, so a killed run resumes where it stopped. ``--retriever reference_bm25|reference_tfidf|
-reference_potion`` re-runs the reference baselines (80/20 windows, 3000-chunk cap, raw top-K) for comparison.
-Prints the mean metrics at the end.
+Thin wrapper: the command lives in :mod:`swe_explore.commands.run` (also ``swe-explore run``); run with ``--help``.
 """
 
-from __future__ import annotations
-
-import argparse
-import logging
 import sys
-import time
-from pathlib import Path
 
-from evaluation.cli import (
-    MAIN_METRICS,
-    add_bench_arguments,
-    add_explorer_arguments,
-    die,
-    explorer_from_args,
-    load_bench_args,
-)
-from evaluation.results import evaluate_rows, format_table, read_rows, summarize
-from evaluation.runner import ConcurrentRunError, ConfigMismatchError, run_explorer
-from indexes.store import config_key
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the command line; return the exit status (0 ok, 1 some instance failed, 2 bad input)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_bench_arguments(parser)
-    parser.add_argument("--out", type=Path, default=None,
-                        help="result JSONL (default: outputs/results/<bench>/<explorer>-<config hash>.jsonl)")
-    parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
-    parser.add_argument("--overwrite", action="store_true", help="start --out afresh instead of resuming")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_explorer_arguments(parser)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
-    records = load_bench_args(parser, args, limit=args.limit)
-    try:
-        explorer = explorer_from_args(args)
-    except ValueError as exc:
-        parser.error(str(exc))
-    default_name = config_key(explorer.name, explorer.explorer_config) + ".jsonl"
-    out = args.out or Path("outputs/results") / args.bench.stem / default_name
-    t0 = time.perf_counter()
-    try:
-        report = run_explorer(explorer, records, args.repos, out, args.overwrite, progress=not args.quiet)
-    except (ConfigMismatchError, ConcurrentRunError, IsADirectoryError, ValueError) as exc:
-        die(parser, str(exc))
-    if len(report.missing) == len(records):
-        die(parser, f"none of the {len(records)} instances has a snapshot under {args.repos} "
-                    f"(looked for <repos>/<instance_id>, see docs/metrics.md)")
-    scored = evaluate_rows(read_rows(out), records, args.repos, missing_rows="skip")
-    summary = summarize(scored, records)
-    retried = f", {report.retried} retried" if report.retried else ""
-    print(f"{explorer.name}: {summary['cases']} instances scored ({report.written} new, {report.resumed} resumed"
-          f"{retried}), "
-          f"{report.failed} failed, {len(report.missing)} without snapshot, {time.perf_counter() - t0:.1f} s; "
-          f"rows in {out}")
-    print(format_table({explorer.name: summary["metrics"]}, metrics=MAIN_METRICS))
-    return 1 if report.failed else 0
-
+from swe_explore.commands.run import main
 
 if __name__ == "__main__":
     sys.exit(main())

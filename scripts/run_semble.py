@@ -37,11 +37,11 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from chunking.lines import count_lines
-    from evaluation.bench import find_snapshot, load_bench
-    from evaluation.line_counts import file_line_counts
-    from evaluation.metrics import evaluate_instance
-    from evaluation.results import (
+    from swe_explore.chunking.lines import count_lines
+    from swe_explore.evaluation.bench import find_snapshot, load_bench
+    from swe_explore.evaluation.line_counts import file_line_counts
+    from swe_explore.evaluation.metrics import evaluate_instance
+    from swe_explore.evaluation.results import (
         OUTCOME_ERROR,
         OUTCOME_SUCCESS,
         ResultsWriter,

@@ -10,7 +10,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pytest
 
-from chunking.types import Chunk
+from swe_explore.chunking.types import Chunk
 
 #: Where the real Potion model lives in this workspace (``../shared/models/potion-base-8M`` from the project).
 REAL_POTION_DIR = Path(__file__).resolve().parents[2] / "shared" / "models" / "potion-base-8M"

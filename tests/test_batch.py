@@ -13,13 +13,13 @@ from typing import Callable
 
 import pytest
 
-from chunking.registry import make_chunker
-from indexes.batch import IndexJob, index_many, task_arguments
-from indexes.build import open_index
-from retrievers.registry import make_retriever
+from swe_explore.chunking.registry import make_chunker
+from swe_explore.indexes.batch import IndexJob, index_many, task_arguments
+from swe_explore.indexes.build import open_index
+from swe_explore.retrievers.registry import make_retriever
 
 ROOT = Path(__file__).resolve().parent.parent
-MINI_REPOS = ROOT / "examples" / "mini" / "repos"
+MINI_REPOS = ROOT / "swe_explore" / "data" / "mini" / "repos"
 SNAPSHOTS = sorted(p for p in MINI_REPOS.iterdir() if p.is_dir())
 QUERY = "format the total price and handle the request"
 
@@ -82,8 +82,8 @@ def test_killed_batch_resumes_to_identical_indexes(
         f"""
         import os, signal
         from pathlib import Path
-        from indexes.batch import IndexJob, index_many
-        from retrievers.tfidf import TfidfRetriever
+        from swe_explore.indexes.batch import IndexJob, index_many
+        from swe_explore.retrievers.tfidf import TfidfRetriever
 
         saves = []
         original = TfidfRetriever.save

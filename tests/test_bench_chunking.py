@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from chunking.registry import chunk_files, chunk_snapshot, make_chunker
-from chunking.types import Chunk, SourceFile
-from chunking.walk import walk_snapshot
+from swe_explore.chunking.registry import chunk_files, chunk_snapshot, make_chunker
+from swe_explore.chunking.types import Chunk, SourceFile
+from swe_explore.chunking.walk import walk_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "langs"

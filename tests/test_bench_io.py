@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from evaluation.bench import BenchRecord, find_snapshot, load_bench, parse_record, snapshot_candidates
-from evaluation.line_counts import count_file_lines, file_line_counts, gt_paths
-from evaluation.metrics import METRIC_NAMES, zero_metrics
-from evaluation.results import (
+from swe_explore.evaluation.bench import BenchRecord, find_snapshot, load_bench, parse_record, snapshot_candidates
+from swe_explore.evaluation.line_counts import count_file_lines, file_line_counts, gt_paths
+from swe_explore.evaluation.metrics import METRIC_NAMES, zero_metrics
+from swe_explore.evaluation.results import (
     OUTCOME_ERROR,
     OUTCOME_NOT_ATTEMPTED,
     ResultsWriter,

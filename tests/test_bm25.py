@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from chunking.types import Chunk
-from retrievers.base import Hit
-from retrievers.bm25 import BACKENDS, BM25Retriever, LuceneBM25Okapi, lucene_idf
+from swe_explore.chunking.types import Chunk
+from swe_explore.retrievers.base import Hit
+from swe_explore.retrievers.bm25 import BACKENDS, BM25Retriever, LuceneBM25Okapi, lucene_idf
 
 K1, B = 1.5, 0.75
 PLAIN = {"stopwords": "none"}

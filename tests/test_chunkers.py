@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from chunking.languages import language_for_path
-from chunking.lines import split_lines
-from chunking.registry import (
+from swe_explore.chunking.languages import language_for_path
+from swe_explore.chunking.lines import split_lines
+from swe_explore.chunking.registry import (
     CHUNKERS,
     add_chunker_arguments,
     chunk_files,
@@ -27,10 +27,10 @@ from chunking.registry import (
     chunker_options,
     make_chunker,
 )
-from chunking.treesitter import FunctionChunker
-from chunking.types import Chunk, SourceFile
-from chunking.walk import walk_snapshot
-from chunking.window import Chunker, WindowChunker, block_ranges, pack_ranges, window_ranges
+from swe_explore.chunking.treesitter import FunctionChunker
+from swe_explore.chunking.types import Chunk, SourceFile
+from swe_explore.chunking.walk import walk_snapshot
+from swe_explore.chunking.window import Chunker, WindowChunker, block_ranges, pack_ranges, window_ranges
 
 FIXTURES = Path(__file__).parent / "fixtures" / "langs"
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,11 +9,11 @@ import faiss
 import numpy as np
 import pytest
 
-from chunking.types import Chunk
-from retrievers.base import Hit
-from retrievers.common import top_hits
-from retrievers.faiss_index import FaissRetriever, build_faiss_index, faiss_search
-from retrievers.potion import PotionRetriever
+from swe_explore.chunking.types import Chunk
+from swe_explore.retrievers.base import Hit
+from swe_explore.retrievers.common import top_hits
+from swe_explore.retrievers.faiss_index import FaissRetriever, build_faiss_index, faiss_search
+from swe_explore.retrievers.potion import PotionRetriever
 
 
 def _chunks(texts: list[str]) -> list[Chunk]:

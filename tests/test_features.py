@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from sklearn.feature_extraction.text import CountVectorizer
 
-from chunking.types import Chunk
-from retrievers.base import Retriever
-from retrievers.bm25 import BM25Retriever
-from retrievers.features import FeatureSpec, build_retrievers, counts_from_tokens, feature_specs_of
-from retrievers.potion import PotionRetriever
-from retrievers.registry import make_retriever
-from retrievers.tfidf import TfidfRetriever
+from swe_explore.chunking.types import Chunk
+from swe_explore.retrievers.base import Retriever
+from swe_explore.retrievers.bm25 import BM25Retriever
+from swe_explore.retrievers.features import FeatureSpec, build_retrievers, counts_from_tokens, feature_specs_of
+from swe_explore.retrievers.potion import PotionRetriever
+from swe_explore.retrievers.registry import make_retriever
+from swe_explore.retrievers.tfidf import TfidfRetriever
 
 QUERIES = ["send the request with a timeout", "cookie jar name", "alpha beta gamma delta", "nothing matches"]
 

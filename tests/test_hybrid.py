@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from chunking.types import Chunk
-from retrievers.base import Hit
-from retrievers.bm25 import BM25Retriever
-from retrievers.hybrid import HybridRetriever, rrf_scores
-from retrievers.potion import PotionRetriever
-from retrievers.tfidf import TfidfRetriever
+from swe_explore.chunking.types import Chunk
+from swe_explore.retrievers.base import Hit
+from swe_explore.retrievers.bm25 import BM25Retriever
+from swe_explore.retrievers.hybrid import HybridRetriever, rrf_scores
+from swe_explore.retrievers.potion import PotionRetriever
+from swe_explore.retrievers.tfidf import TfidfRetriever
 
 
 def test_rrf_scores_by_hand() -> None:

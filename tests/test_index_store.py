@@ -10,12 +10,12 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from chunking.registry import make_chunker
-from chunking.types import Chunk
-from indexes.build import ensure_index, open_index
-from indexes.store import ChunkTable, StaleIndexError, atomic_directory, config_key
-from retrievers.base import CorruptIndexError
-from retrievers.registry import make_retriever
+from swe_explore.chunking.registry import make_chunker
+from swe_explore.chunking.types import Chunk
+from swe_explore.indexes.build import ensure_index, open_index
+from swe_explore.indexes.store import ChunkTable, StaleIndexError, atomic_directory, config_key
+from swe_explore.retrievers.base import CorruptIndexError
+from swe_explore.retrievers.registry import make_retriever
 
 
 @pytest.fixture()
@@ -191,7 +191,7 @@ def test_new_retriever_on_current_chunks_does_not_rechunk(
     snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With the chunk table up to date, a new retriever gets its chunk texts from the files, not the chunker."""
-    import indexes.build
+    import swe_explore.indexes.build as build_module
 
     store = tmp_path / "store"
     _build(snapshot, store)
@@ -199,7 +199,7 @@ def test_new_retriever_on_current_chunks_does_not_rechunk(
     def no_chunking(*args: object, **kwargs: object) -> None:
         raise AssertionError("the chunker ran again")
 
-    monkeypatch.setattr(indexes.build, "chunk_files", no_chunking)
+    monkeypatch.setattr(build_module, "chunk_files", no_chunking)
     report = ensure_index(snapshot, store, make_chunker("function"), [make_retriever("tfidf")])
     assert report.built == ["tfidf"] and "texts" in report.seconds and "chunk" not in report.seconds
     index = open_index(snapshot, store, make_chunker("function"), make_retriever("tfidf"))
@@ -209,9 +209,9 @@ def test_new_retriever_on_current_chunks_does_not_rechunk(
 
 def test_chunk_texts_cut_from_files_equal_the_chunkers(snapshot: Path) -> None:
     """chunks_with_text rebuilds exactly the chunker's chunks, text included, from the table and the files."""
-    from chunking.registry import chunk_files
-    from chunking.walk import walk_snapshot
-    from indexes.build import _without_text, chunks_with_text
+    from swe_explore.chunking.registry import chunk_files
+    from swe_explore.chunking.walk import walk_snapshot
+    from swe_explore.indexes.build import _without_text, chunks_with_text
 
     files, _ = walk_snapshot(snapshot)
     for chunker in (make_chunker("function"), make_chunker("window", size=3, overlap=1)):
@@ -225,7 +225,7 @@ def test_chunk_texts_cut_from_files_equal_the_chunkers(snapshot: Path) -> None:
 
 def test_hybrid_links_its_parts_instead_of_copying_them(snapshot: Path, tmp_path: Path, tiny_model_dir: Path) -> None:
     """Asking for a hybrid builds its parts in their own directories; the hybrid's data is one retriever.json."""
-    from retrievers.hybrid import HybridRetriever
+    from swe_explore.retrievers.hybrid import HybridRetriever
 
     store = tmp_path / "store"
     hybrid = make_retriever("hybrid", model=str(tiny_model_dir))
@@ -237,7 +237,7 @@ def test_hybrid_links_its_parts_instead_of_copying_them(snapshot: Path, tmp_path
     assert [link["path"].split("/")[:2] for link in links] == [["..", ".."], ["..", ".."]]
     loaded = open_index(snapshot, store, make_chunker("function"), hybrid).retriever
     assert isinstance(loaded, HybridRetriever) and [p.name for p in loaded.parts] == ["bm25", "potion"]
-    from chunking.registry import chunk_snapshot
+    from swe_explore.chunking.registry import chunk_snapshot
 
     fresh = make_retriever("hybrid", model=str(tiny_model_dir))
     fresh.build(chunk_snapshot(snapshot, make_chunker("function"))[0])
@@ -248,8 +248,8 @@ def test_hybrid_links_its_parts_instead_of_copying_them(snapshot: Path, tmp_path
 
 def test_changed_part_makes_the_hybrid_stale(snapshot: Path, tmp_path: Path, tiny_model_dir: Path) -> None:
     """A part whose retriever.json changed makes the hybrid stale (open), corrupt (direct load), and re-linked."""
-    from retrievers.common import file_sha256
-    from retrievers.hybrid import HybridRetriever
+    from swe_explore.retrievers.common import file_sha256
+    from swe_explore.retrievers.hybrid import HybridRetriever
 
     store = tmp_path / "store"
     hybrid = make_retriever("hybrid", model=str(tiny_model_dir))
@@ -289,7 +289,7 @@ def test_save_linked_checks_the_part_directories(
     tmp_path: Path, tiny_model_dir: Path, sample_chunks: list[Chunk]
 ) -> None:
     """Linking refuses a wrong number of parts, a part index of another config, and parts of different sizes."""
-    from retrievers.hybrid import HybridRetriever
+    from swe_explore.retrievers.hybrid import HybridRetriever
 
     bm25, potion = make_retriever("bm25"), make_retriever("potion", model=str(tiny_model_dir))
     dirs = {}
@@ -355,7 +355,7 @@ def test_any_edit_of_retriever_json_is_detected(snapshot: Path, tmp_path: Path) 
     rdir = _retriever_dir(report.chunk_dir, "bm25")
     manifest = json.loads((rdir / "manifest.json").read_text())
     meta_path = rdir / "data" / "retriever.json"
-    from retrievers.common import file_sha256
+    from swe_explore.retrievers.common import file_sha256
 
     assert manifest["meta_sha256"] == file_sha256(meta_path)
     meta = json.loads(meta_path.read_text())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chunking.languages import (
+from swe_explore.chunking.languages import (
     CODE_LANGUAGES,
     LANGUAGES,
     TEXT,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from chunking.lines import count_lines, decode, read_lines, split_lines, split_text
+from swe_explore.chunking.lines import count_lines, decode, read_lines, split_lines, split_text
 
 CASES: list[tuple[bytes, list[str]]] = [
     (b"", []),

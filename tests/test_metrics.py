@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from chunking.types import Chunk
-from evaluation.line_counts import file_line_counts
-from evaluation.metrics import (
+from swe_explore.chunking.types import Chunk
+from swe_explore.evaluation.line_counts import file_line_counts
+from swe_explore.evaluation.metrics import (
     METRIC_NAMES,
     LineSet,
     as_region,

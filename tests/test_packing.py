@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from chunking.types import Chunk
-from retrievers.packing import PackConfig, pack
+from swe_explore.chunking.types import Chunk
+from swe_explore.explore.packing import PackConfig, pack
 
 
 def _c(path: str, start: int, end: int, symbol: str = "") -> Chunk:

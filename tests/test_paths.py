@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.bench import BenchRecord
-from evaluation.metrics import evaluate_instance, hit_file_rate, recall
-from evaluation.paths import normalize_path
-from evaluation.results import evaluate_rows, make_row
+from swe_explore.evaluation.bench import BenchRecord
+from swe_explore.evaluation.metrics import evaluate_instance, hit_file_rate, recall
+from swe_explore.evaluation.paths import normalize_path
+from swe_explore.evaluation.results import evaluate_rows, make_row
 
 
 @pytest.mark.parametrize(

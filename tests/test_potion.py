@@ -9,9 +9,9 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pytest
 
-from chunking.types import Chunk
-from retrievers.base import CorruptIndexError, Hit
-from retrievers.potion import DEFAULT_MODEL, MODEL_ENV_VAR, PotionRetriever, load_model, resolve_model_spec
+from swe_explore.chunking.types import Chunk
+from swe_explore.retrievers.base import CorruptIndexError, Hit
+from swe_explore.retrievers.potion import DEFAULT_MODEL, MODEL_ENV_VAR, PotionRetriever, load_model, resolve_model_spec
 
 ModelFactory = Callable[[Mapping[str, Sequence[float]]], Path]
 
@@ -147,7 +147,7 @@ def test_env_var_replaces_a_recorded_model_that_is_missing(
     """A recorded model path missing on this machine: load uses $SWE_EXPLORE_POTION_MODEL, else names the path."""
     import shutil
 
-    import retrievers.potion
+    import swe_explore.retrievers.potion as potion_module
 
     copy = tmp_path / "model-copy"
     shutil.copytree(tiny_model_dir, copy)
@@ -155,7 +155,7 @@ def test_env_var_replaces_a_recorded_model_that_is_missing(
     (tmp_path / "index").mkdir()
     r.save(tmp_path / "index")
     shutil.rmtree(copy)
-    monkeypatch.delitem(retrievers.potion._MODEL_CACHE, str(copy))  # as in a new process
+    monkeypatch.delitem(potion_module._MODEL_CACHE, str(copy))  # as in a new process
     with pytest.raises(FileNotFoundError, match="model-copy"):
         PotionRetriever.load(tmp_path / "index")
     monkeypatch.setenv(MODEL_ENV_VAR, str(tiny_model_dir))  # the same weights, elsewhere

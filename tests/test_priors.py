@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from chunking.types import Chunk
-from retrievers.base import Hit
-from retrievers.priors import RankPriors, apply_priors
+from swe_explore.chunking.types import Chunk
+from swe_explore.retrievers.base import Hit
+from swe_explore.explore.priors import RankPriors, apply_priors
 
 CHUNKS = [
     Chunk("docs/guide.rst", 1, 10, "window", "", "text"),  # 0: prose in a docs dir

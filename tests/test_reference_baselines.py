@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evaluation.bench import find_snapshot, load_bench
-from evaluation.reference import (
+from swe_explore.evaluation.bench import find_snapshot, load_bench
+from swe_explore.explore.reference import (
     PAPER_ERA_EXTENSIONS,
     REFERENCE_EXPLORERS,
     ReferenceBM25,
@@ -20,7 +20,7 @@ from evaluation.reference import (
     iter_source_files,
     window_ranges,
 )
-from evaluation.results import evaluate_rows, make_row, summarize
+from swe_explore.evaluation.results import evaluate_rows, make_row, summarize
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"  # ../shared from the project root, as in conftest.py
 POTION_DIR = SHARED / "models" / "potion-base-8M"

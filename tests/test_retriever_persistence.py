@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from chunking.types import Chunk
-from retrievers.base import CorruptIndexError, Retriever
-from retrievers.common import META_FILE, write_meta
-from retrievers.registry import RETRIEVERS, load_retriever, make_retriever, retriever_options
+from swe_explore.chunking.types import Chunk
+from swe_explore.retrievers.base import CorruptIndexError, Retriever
+from swe_explore.retrievers.common import META_FILE, write_meta
+from swe_explore.retrievers.registry import RETRIEVERS, load_retriever, make_retriever, retriever_options
 
 Saved = Tuple[Retriever, Path]
 QUERIES = ["Session timeout when sending a request", "get_cookie from the jar", "alpha beta gamma delta", "zzz"]

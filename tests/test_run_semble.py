@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-MINI_BENCH = ROOT / "examples" / "mini" / "mini.jsonl"
-MINI_REPOS = ROOT / "examples" / "mini" / "repos"
+MINI_BENCH = ROOT / "swe_explore" / "data" / "mini" / "mini.jsonl"
+MINI_REPOS = ROOT / "swe_explore" / "data" / "mini" / "repos"
 SCRIPT: dict[str, Any] = runpy.run_path(str(ROOT / "scripts" / "run_semble.py"))
 
 

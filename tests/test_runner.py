@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from evaluation.bench import load_bench
-from evaluation.cli import parse_option
-from evaluation.runner import ConcurrentRunError, exclusive_lock, run_explorer
+from swe_explore.evaluation.bench import load_bench
+from swe_explore.explore.options import parse_option
+from swe_explore.evaluation.runner import ConcurrentRunError, exclusive_lock, run_explorer
 
 ROOT = Path(__file__).resolve().parent.parent
-MINI_BENCH = ROOT / "examples" / "mini" / "mini.jsonl"
-MINI_REPOS = ROOT / "examples" / "mini" / "repos"
+MINI_BENCH = ROOT / "swe_explore" / "data" / "mini" / "mini.jsonl"
+MINI_REPOS = ROOT / "swe_explore" / "data" / "mini" / "repos"
 
 
 class _Explorer:

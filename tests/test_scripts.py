@@ -10,8 +10,8 @@ from typing import Any, Callable
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-MINI_BENCH = ROOT / "examples" / "mini" / "mini.jsonl"
-MINI_REPOS = ROOT / "examples" / "mini" / "repos"
+MINI_BENCH = ROOT / "swe_explore" / "data" / "mini" / "mini.jsonl"
+MINI_REPOS = ROOT / "swe_explore" / "data" / "mini" / "repos"
 
 
 def _script(name: str) -> Callable[[list[str]], int]:

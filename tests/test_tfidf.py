@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from chunking.types import Chunk
-from retrievers.base import Hit
-from retrievers.tfidf import TfidfRetriever
+from swe_explore.chunking.types import Chunk
+from swe_explore.retrievers.base import Hit
+from swe_explore.retrievers.tfidf import TfidfRetriever
 
 PLAIN = {"stopwords": "none"}
 

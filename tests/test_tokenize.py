@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from retrievers.common import document_text
-from retrievers.tokenize import CODE_STOP_WORDS, ENGLISH_STOP_WORDS, CodeTokenizer
-from chunking.types import Chunk
+from swe_explore.retrievers.common import document_text
+from swe_explore.retrievers.tokenize import CODE_STOP_WORDS, ENGLISH_STOP_WORDS, CodeTokenizer
+from swe_explore.chunking.types import Chunk
 
 PLAIN = CodeTokenizer(stopwords="none")
 

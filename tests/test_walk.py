@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chunking.walk import SKIP_REASONS, WalkConfig, WalkStats, walk_snapshot
+from swe_explore.chunking.walk import SKIP_REASONS, WalkConfig, WalkStats, walk_snapshot
 
 
 def _write(root: Path, rel: str, data: bytes | str) -> Path:
@@ -249,7 +249,7 @@ def test_undecodable_file_name_is_skipped_and_shown(tmp_path: Path) -> None:
 
 def test_skip_examples_are_capped_per_reason(tmp_path: Path) -> None:
     """Each skip reason keeps its first MAX_SKIP_EXAMPLES paths in walk order; the count keeps counting."""
-    from chunking.walk import MAX_SKIP_EXAMPLES
+    from swe_explore.chunking.walk import MAX_SKIP_EXAMPLES
 
     for i in range(MAX_SKIP_EXAMPLES + 2):
         _write(tmp_path, f"img{i}.png", b"x")

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrievers.wordcache import WordCacheEncoder, supports_word_cache
+from swe_explore.retrievers.wordcache import WordCacheEncoder, supports_word_cache
 
 WORDS = ["def", "get", "##ter", "user", "name", "self", "return", "cafe", "a", "b", "##c", "x", "1", "##2", "mask"]
 PUNCT = list("_():.,[]#=\"'!-/{}`~")
@@ -89,7 +89,7 @@ def test_embedder_on_a_wordpiece_model_matches_model2vec(tmp_path: Path) -> None
     """Potion vectors of a WordPiece model2vec model (word path) equal StaticModel.encode's, truncation included."""
     from model2vec import StaticModel
 
-    from retrievers.potion import Embedder
+    from swe_explore.retrievers.potion import Embedder
 
     tok = _bert_tokenizer()
     rng = np.random.default_rng(0)
@@ -107,9 +107,9 @@ def test_embedder_on_a_wordpiece_model_matches_model2vec(tmp_path: Path) -> None
 @pytest.mark.slow
 def test_real_model_ids_on_a_dev_snapshot(real_potion_dir: Path) -> None:
     """On every window chunk of pydata__xarray-7393 the real model's ids equal the tokenizer's (truncated at 512)."""
-    from chunking.registry import chunk_snapshot, make_chunker
-    from retrievers.common import document_text
-    from retrievers.potion import _untruncated_tokenizer, load_model
+    from swe_explore.chunking.registry import chunk_snapshot, make_chunker
+    from swe_explore.retrievers.common import document_text
+    from swe_explore.retrievers.potion import _untruncated_tokenizer, load_model
 
     snapshot = Path(__file__).resolve().parents[1] / "repos" / "dev" / "pydata__xarray-7393"
     if not snapshot.is_dir():

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chunking.registry import make_chunker
-from chunking.types import Chunk
-from chunking.walk import WalkConfig
-from evaluation.reference import REFERENCE_EXPLORERS
-from indexes.build import ensure_index, open_index
-from retrievers.packing import PackConfig, pack
-from retrievers.priors import RankPriors, apply_priors
-from retrievers.registry import RETRIEVERS, make_retriever
+from swe_explore.chunking.registry import make_chunker
+from swe_explore.chunking.types import Chunk
+from swe_explore.chunking.walk import WalkConfig
+from swe_explore.explore.reference import REFERENCE_EXPLORERS
+from swe_explore.indexes.build import ensure_index, open_index
+from swe_explore.explore.packing import PackConfig, pack
+from swe_explore.explore.priors import RankPriors, apply_priors
+from swe_explore.retrievers.registry import RETRIEVERS, make_retriever
 
 #: Default store for persisted indexes (git-ignored).
 DEFAULT_STORE = Path("outputs/indexes")

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Sequence
 
-from chunking.types import Chunk
+from swe_explore.chunking.types import Chunk
 
 
 @dataclass(frozen=True)

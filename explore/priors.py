@@ -29,9 +29,9 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
-from chunking.languages import CODE_LANGUAGES
-from chunking.types import Chunk
-from retrievers.base import Hit
+from swe_explore.chunking.languages import CODE_LANGUAGES
+from swe_explore.chunking.types import Chunk
+from swe_explore.retrievers.base import Hit
 
 _AUX_DIR_RE = re.compile(r"(?:^|/)(?:docs?|examples?|\.github|ci|benchmarks?|asv_bench)/")
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

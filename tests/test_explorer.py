@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-import evaluation.explorers as explorers
-from evaluation.explorers import IndexedExplorer, ReferenceAdapter, make_explorer
-from retrievers.packing import PackConfig
-from retrievers.priors import RankPriors
+import swe_explore.explore.explorer as explorers
+from swe_explore.explore.explorer import IndexedExplorer, ReferenceAdapter, make_explorer
+from swe_explore.explore.packing import PackConfig
+from swe_explore.explore.priors import RankPriors
 
 ROOT = Path(__file__).resolve().parent.parent
-PYSHOP = ROOT / "examples" / "mini" / "repos" / "mini__pyshop-1"
+PYSHOP = ROOT / "swe_explore" / "data" / "mini" / "repos" / "mini__pyshop-1"
 
 
 def test_explore_returns_packed_regions_best_first(tmp_path: Path) -> None:

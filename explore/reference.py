@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from chunking.types import Chunk
+from swe_explore.chunking.types import Chunk
 
 PAPER_ERA_EXTENSIONS: tuple[str, ...] = (
     ".py", ".md", ".txt", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".rst",

@@ -1,0 +1,58 @@
+"""The ``swe-explore`` console command: ``swe-explore SUBCOMMAND [options]``, one subcommand per script.
+
+=============  ===========================  ==================================================================
+subcommand     script                       what it does
+=============  ===========================  ==================================================================
+``index``      ``scripts/index_repos.py``   build and save the indexes of every snapshot (resumable, parallel)
+``run``        ``scripts/run_baselines.py`` run one explorer over a bench: one result row per instance
+``evaluate``   ``scripts/evaluate.py``      score result files: the 17 SWE-Explore metrics
+``compare``    ``scripts/compare_chunkers.py``  the chunker x retriever grid with tables and plots
+``chunks``     ``scripts/show_chunks.py``   the chunks of a file or folder as JSON lines
+=============  ===========================  ==================================================================
+
+``swe-explore SUBCOMMAND --help`` prints the subcommand's options.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+#: Subcommand -> (module under :mod:`swe_explore.commands`, one-line summary).
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "index": ("index", "build and save the indexes of every snapshot (resumable, parallel)"),
+    "run": ("run", "run one explorer over a bench: one result row per instance"),
+    "evaluate": ("evaluate", "score result files: the 17 SWE-Explore metrics"),
+    "compare": ("compare", "the chunker x retriever grid with tables and plots"),
+    "chunks": ("chunks", "the chunks of a file or folder as JSON lines"),
+}
+
+
+def usage() -> str:
+    """The top-level help text listing the subcommands."""
+    lines = ["usage: swe-explore SUBCOMMAND [options]   (swe-explore SUBCOMMAND --help for its options)", ""]
+    lines += [f"  {name:<10} {summary}" for name, (_, summary) in SUBCOMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Dispatch to a subcommand's ``main``.
+
+    :param argv: arguments without the program name (default ``sys.argv[1:]``).
+    :return: the subcommand's exit status; 2 for a missing or unknown subcommand, 0 for ``--help``.
+    """
+    args = sys.argv[1:] if argv is None else list(argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(usage())
+        return 0 if args else 2
+    name, rest = args[0], args[1:]
+    if name not in SUBCOMMANDS:
+        print(f"swe-explore: unknown subcommand {name!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(f"swe_explore.commands.{SUBCOMMANDS[name][0]}")
+    sys.argv[0] = f"swe-explore {name}"
+    return int(module.main(rest))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
