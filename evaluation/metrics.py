@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Optional
 
-from swe_explore.chunking.types import Chunk
+from swe_explore.chunking.types import Region
 
 END_OF_FILE = -1
 """The ``end`` sentinel meaning "last line of the file" (spec §0)."""
@@ -50,14 +50,8 @@ METRIC_NAMES: tuple[str, ...] = (
 )
 """The metric keys of a reference result row, in the reference runner's order (spec §1, §3.2)."""
 
-Region = tuple[str, int, int]
-"""A region as ``(path, start, end)``: repo-relative path, 1-based inclusive lines (sentinels allowed)."""
-
-RegionLike = Union[Mapping[str, Any], Sequence[Any], Chunk]
-"""What the metrics accept as a region: a ``{"path", "start", "end"}`` dict, a 3-tuple/list, or a Chunk."""
-
-Span = tuple[int, int]
-"""A resolved region ``[s, e]`` (1-based, inclusive; ``s > e`` is an empty range)."""
+_Lines = tuple[int, int]
+"""A resolved region's lines ``[s, e]`` (1-based, inclusive; ``s > e`` is an empty range)."""
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -65,37 +59,7 @@ Span = tuple[int, int]
 # ----------------------------------------------------------------------------------------------------------
 
 
-def as_region(region: RegionLike) -> Region:
-    """Convert a region given as dict, tuple/list or :class:`~chunking.types.Chunk` to ``(path, start, end)``.
-
-    :param region: ``{"path": str, "start": int, "end": int}`` (extra keys ignored), ``(path, start, end)``,
-        or a Chunk.
-    :return: the ``(path, start, end)`` triple, values unchanged (sentinels are resolved later).
-    :raises ValueError: if a key is missing, the sequence does not have 3 items, the path is not a string
-        or a line number is not an integer; the message shows the region.
-    """
-    if isinstance(region, Chunk):
-        return (region.path, region.start, region.end)
-    if isinstance(region, Mapping):
-        missing = [key for key in ("path", "start", "end") if key not in region]
-        if missing:
-            raise ValueError(f"region {region!r} lacks key(s) {missing}")
-        path, start, end = region["path"], region["start"], region["end"]
-    elif isinstance(region, (tuple, list)):
-        if len(region) != 3:
-            raise ValueError(f"region {region!r} has {len(region)} items, expected 3 (path, start, end)")
-        path, start, end = region
-    else:
-        raise ValueError(f"region {region!r} is a {type(region).__name__}, expected dict, tuple or Chunk")
-    if not isinstance(path, str):
-        raise ValueError(f"region {region!r}: path must be a string")
-    for value in (start, end):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"region {region!r}: start and end must be integers")
-    return (path, start, end)
-
-
-def resolve_interval(path: str, start: int, end: int, path_to_lines: Mapping[str, int]) -> Span | None:
+def resolve_interval(path: str, start: int, end: int, path_to_lines: Mapping[str, int]) -> _Lines | None:
     """Resolve a region to concrete lines ``[s, e]``, as the reference's ``_resolve_interval`` (spec §0.1).
 
     1. If ``end == -1`` or ``start < 0``, the line count ``L = path_to_lines[path]`` is needed. If it is missing
@@ -134,14 +98,14 @@ class LineSet:
     __slots__ = ("_spans",)
 
     def __init__(self, intervals: Iterable[tuple[str, int, int]] = ()) -> None:
-        by_path: dict[str, list[Span]] = {}
+        by_path: dict[str, list[_Lines]] = {}
         for path, s, e in intervals:
             if s <= e:
                 by_path.setdefault(path, []).append((s, e))
-        self._spans: dict[str, list[Span]] = {path: _merge(spans) for path, spans in by_path.items()}
+        self._spans: dict[str, list[_Lines]] = {path: _merge(spans) for path, spans in by_path.items()}
 
     @classmethod
-    def _from_spans(cls, spans: dict[str, list[Span]]) -> LineSet:
+    def _from_spans(cls, spans: dict[str, list[_Lines]]) -> LineSet:
         out = cls()
         out._spans = {path: merged for path, merged in spans.items() if merged}
         return out
@@ -159,7 +123,7 @@ class LineSet:
         return any(s <= line <= e for s, e in self._spans.get(path, ()))  # type: ignore[operator]
 
     def __and__(self, other: LineSet) -> LineSet:
-        out: dict[str, list[Span]] = {}
+        out: dict[str, list[_Lines]] = {}
         for path, mine in self._spans.items():
             theirs = other._spans.get(path)
             if theirs:
@@ -183,9 +147,9 @@ class LineSet:
         return sum(max(0, min(e, b) - max(s, a) + 1) for a, b in self._spans.get(path, ()))
 
 
-def _merge(spans: list[Span]) -> list[Span]:
+def _merge(spans: list[_Lines]) -> list[_Lines]:
     """Sort intervals and merge overlapping or adjacent ones."""
-    merged: list[Span] = []
+    merged: list[_Lines] = []
     for s, e in sorted(spans):
         if merged and s <= merged[-1][1] + 1:
             if e > merged[-1][1]:
@@ -195,9 +159,9 @@ def _merge(spans: list[Span]) -> list[Span]:
     return merged
 
 
-def _intersect(a: list[Span], b: list[Span]) -> list[Span]:
+def _intersect(a: list[_Lines], b: list[_Lines]) -> list[_Lines]:
     """Intersection of two sorted, disjoint interval lists (two-pointer walk)."""
-    out: list[Span] = []
+    out: list[_Lines] = []
     i = j = 0
     while i < len(a) and j < len(b):
         s, e = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
@@ -210,18 +174,18 @@ def _intersect(a: list[Span], b: list[Span]) -> list[Span]:
     return out
 
 
-def line_set(regions: Iterable[RegionLike], path_to_lines: Mapping[str, int] | None = None) -> LineSet:
+def line_set(regions: Iterable[Region | Mapping[str, Any]], path_to_lines: Mapping[str, int] | None = None) -> LineSet:
     """The "line set" of a region list: union of the lines of its resolvable regions (spec §0.1).
 
-    :param regions: regions (dicts, tuples or Chunks); unresolvable ones are dropped silently.
+    :param regions: regions (Regions or their JSON dicts); unresolvable ones are dropped silently.
     :param path_to_lines: file line counts (lines) used for the ``-1``/negative-start sentinels.
     :return: the set of ``(path, line)`` pairs.
-    :raises ValueError: if a region is malformed (see :func:`as_region`).
+    :raises ValueError: if a region is malformed (see :meth:`Region.from_json`).
     """
     counts = path_to_lines or {}
     triples = []
     for region in regions:
-        path, start, end = as_region(region)
+        path, start, end = Region.from_json(region)
         span = resolve_interval(path, start, end, counts)
         if span is not None:
             triples.append((path, span[0], span[1]))
@@ -233,13 +197,13 @@ def line_set(regions: Iterable[RegionLike], path_to_lines: Mapping[str, int] | N
 # ----------------------------------------------------------------------------------------------------------
 
 
-def optional_regions(gt: Mapping[str, Any]) -> list[RegionLike]:
+def optional_regions(gt: Mapping[str, Any]) -> list[Region | Mapping[str, Any]]:
     """All optional regions: the concatenation of every list of ``read_optional_regions_map`` (all models).
 
     :param gt: a record's ``ground_truth`` dict.
     :return: the regions in map order, duplicates kept.
     """
-    out: list[RegionLike] = []
+    out: list[Region | Mapping[str, Any]] = []
     for regions in (gt.get("read_optional_regions_map") or {}).values():
         out.extend(regions)
     return out
@@ -262,11 +226,11 @@ class _Instance:
     """Everything the metrics need about one (preds, gt, line counts) triple, computed once."""
 
     preds: list[Region]
-    pred_spans: list[Span | None]
+    pred_spans: list[_Lines | None]
     core: list[Region]
-    core_spans: list[Span | None]
+    core_spans: list[_Lines | None]
     optional: list[Region]
-    optional_spans: list[Span | None]
+    optional_spans: list[_Lines | None]
     pred_lines: LineSet  # P
     core_lines: LineSet  # C
     optional_lines: LineSet  # O
@@ -276,17 +240,17 @@ class _Instance:
     visited: set[str]  # V
 
 
-def _resolve_all(regions: Iterable[RegionLike], counts: Mapping[str, int]) -> tuple[list[Region], list[Span | None]]:
-    triples = [as_region(r) for r in regions]
+def _resolve_all(regions: Iterable[Region | Mapping[str, Any]], counts: Mapping[str, int]) -> tuple[list[Region], list[_Lines | None]]:
+    triples = [Region.from_json(r) for r in regions]
     return triples, [resolve_interval(p, s, e, counts) for p, s, e in triples]
 
 
-def _lines(triples: list[Region], spans: list[Span | None]) -> LineSet:
+def _lines(triples: list[Region], spans: list[_Lines | None]) -> LineSet:
     return LineSet((path, span[0], span[1]) for (path, _, _), span in zip(triples, spans) if span is not None)
 
 
 def _prepare(
-    preds: Iterable[RegionLike], gt: Mapping[str, Any], path_to_lines: Mapping[str, int] | None
+    preds: Iterable[Region | Mapping[str, Any]], gt: Mapping[str, Any], path_to_lines: Mapping[str, int] | None
 ) -> _Instance:
     counts = path_to_lines or {}
     preds_t, pred_spans = _resolve_all(preds, counts)
@@ -309,7 +273,7 @@ def _prepare(
     )
 
 
-def _overlaps(path_a: str, span_a: Span | None, path_b: str, span_b: Span | None) -> bool:
+def _overlaps(path_a: str, span_a: _Lines | None, path_b: str, span_b: _Lines | None) -> bool:
     """Reference overlap test: same path, both resolvable, ``s1 <= e2 and s2 <= e1`` (even for empty ranges)."""
     if path_a != path_b or span_a is None or span_b is None:
         return False
@@ -486,9 +450,9 @@ _METRICS: dict[str, Callable[[_Instance], float]] = {
 # Public API
 # ----------------------------------------------------------------------------------------------------------
 
-Preds = Iterable[RegionLike]
+Preds = Iterable[Region | Mapping[str, Any]]
 GroundTruth = Mapping[str, Any]
-LineCounts = Union[Mapping[str, int], None]
+LineCounts = Optional[Mapping[str, int]]
 
 
 def evaluate_instance(
@@ -496,7 +460,7 @@ def evaluate_instance(
 ) -> dict[str, float]:
     """Score one instance with the reference metrics (spec §1), computing the shared line sets once.
 
-    :param preds: the predicted regions, already cut to top-k, in rank order (dicts, tuples or Chunks).
+    :param preds: the predicted regions, already cut to top-k, in rank order (Regions or their JSON dicts).
     :param gt: the record's ``ground_truth`` dict (``read_core_regions``, ``read_core_files``,
         ``read_optional_files_map``, ``read_optional_regions_map``, ``main_files``; missing keys = empty).
     :param path_to_lines: file line counts (lines) of the GT paths, see :mod:`evaluation.line_counts`;

@@ -26,7 +26,8 @@ from typing import Any
 
 from swe_explore.evaluation.bench import BenchRecord, find_snapshot, repo_from_instance_id
 from swe_explore.evaluation.line_counts import file_line_counts
-from swe_explore.evaluation.metrics import METRIC_NAMES, RegionLike, as_region, evaluate_instance, zero_metrics
+from swe_explore.chunking.types import Region
+from swe_explore.evaluation.metrics import METRIC_NAMES, evaluate_instance, zero_metrics
 from swe_explore.evaluation.paths import normalize_path
 
 OUTCOME_SUCCESS = "SUCCESS"
@@ -68,7 +69,7 @@ SHORT_NAMES: dict[str, str] = {
 def make_row(
     instance_id: str,
     explorer: str,
-    regions: Iterable[RegionLike],
+    regions: Iterable[Region | Mapping[str, Any]],
     metrics: Mapping[str, float] | None = None,
     *,
     outcome: str = OUTCOME_SUCCESS,
@@ -81,7 +82,7 @@ def make_row(
 
     :param instance_id: the instance id.
     :param explorer: the explorer name.
-    :param regions: the predicted regions, already cut to k (dicts, tuples or Chunks); written raw.
+    :param regions: the predicted regions, already cut to k (Regions or their JSON dicts); written raw.
     :param metrics: the 17 metrics; ``None`` = all 0 (an empty prediction).
     :param outcome: ``SUCCESS``, ``ERROR``, ``NOT_ATTEMPTED`` or a classified failure name.
     :param error: the error (message or exception) of a failed case; truncated to 4000 characters.
@@ -91,7 +92,7 @@ def make_row(
     :return: the row as a JSON-serialisable dict.
     :raises ValueError: if a region is malformed.
     """
-    region_dicts = [dict(zip(("path", "start", "end"), as_region(r))) for r in regions]
+    region_dicts = [Region.from_json(r).to_json() for r in regions]
     if isinstance(error, BaseException):
         error = f"{type(error).__name__}: {error}"
     row: dict[str, Any] = {
@@ -225,7 +226,7 @@ def score_row(
     out = dict(row)
     out.setdefault("outcome", OUTCOME_SUCCESS)
     try:
-        regions = [as_region(r) for r in row.get("regions") or []]
+        regions = [Region.from_json(r) for r in row.get("regions") or []]
     except ValueError as exc:
         raise ValueError(f"instance {row.get('instance_id')!r}: {exc}") from None
     if k is not None:

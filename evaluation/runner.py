@@ -11,10 +11,11 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Protocol, Sequence
 
 from tqdm import tqdm
 
+from swe_explore.chunking.types import Region
 from swe_explore.evaluation.bench import BenchRecord, find_snapshot
 from swe_explore.evaluation.line_counts import file_line_counts
 from swe_explore.evaluation.metrics import evaluate_instance
@@ -26,6 +27,32 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 logger = logging.getLogger(__name__)
+
+
+class Explorer(Protocol):
+    """What :func:`run_explorer` needs from an explorer (this package's contract; ours and the reference
+    baselines in :mod:`swe_explore.explore` implement it, and so can any other explorer).
+    """
+
+    @property
+    def name(self) -> str:
+        """The explorer name written to result rows (e.g. ``bm25+function``)."""
+        ...
+
+    @property
+    def explorer_config(self) -> Mapping[str, Any]:
+        """Everything that determines the output, written to every row (JSON-serialisable)."""
+        ...
+
+    def explore(self, snapshot_dir: Path, query: str, snapshot_name: str | None = None) -> Sequence[Region]:
+        """At most K regions for the issue text, best first.
+
+        :param snapshot_dir: the snapshot (repository tree at ``base_commit``).
+        :param query: the issue text.
+        :param snapshot_name: the snapshot's name (the ``instance_id``), for explorers that keep indexes.
+        :return: the regions.
+        """
+        ...
 
 
 class ConfigMismatchError(ValueError):
@@ -95,7 +122,7 @@ class RunReport:
 
 
 def run_explorer(
-    explorer: Any,
+    explorer: Explorer,
     records: Sequence[BenchRecord],
     repos_dir: Path,
     out: Path,
@@ -111,7 +138,7 @@ def run_explorer(
     (our line definition), ``explorer_config`` and ``seconds`` (wall-clock explore time of that instance).
     Only one process may write ``out`` at a time.
 
-    :param explorer: anything with ``name``, ``explorer_config`` and ``explore(snapshot_dir, query, name)``.
+    :param explorer: the explorer (see :class:`Explorer`).
     :param records: bench records.
     :param repos_dir: snapshots, one per instance.
     :param out: result JSONL file.
@@ -130,7 +157,7 @@ def run_explorer(
 
 
 def _run_locked(
-    explorer: Any, records: Sequence[BenchRecord], repos_dir: Path, out: Path, overwrite: bool, progress: bool
+    explorer: Explorer, records: Sequence[BenchRecord], repos_dir: Path, out: Path, overwrite: bool, progress: bool
 ) -> RunReport:
     config = explorer.explorer_config
     if overwrite and out.exists():

@@ -12,15 +12,15 @@ or ``reference_bm25``, ``reference_tfidf``, ``reference_potion``.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from swe_explore.chunking.registry import make_chunker
-from swe_explore.chunking.types import Chunk
+from swe_explore.chunking.types import Chunk, Region
 from swe_explore.chunking.walk import WalkConfig
 from swe_explore.explore.reference import REFERENCE_EXPLORERS
-from swe_explore.indexes.build import ensure_index, open_index
+from swe_explore.indexes.build import BuildReport, LoadedIndex, ensure_index, open_index
 from swe_explore.explore.packing import PackConfig, pack
 from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.retrievers.registry import RETRIEVERS, make_retriever
@@ -100,12 +100,13 @@ class IndexedExplorer:
     def _new_retriever(self) -> Any:
         return make_retriever(self.retriever, **self.retriever_options)
 
-    def prepare(self, snapshot_dir: Path, snapshot_name: str | None = None) -> Any:
+    def index(self, snapshot_dir: str | Path, snapshot_name: str | None = None) -> BuildReport:
         """Build the snapshot's index if it is missing or stale (what ``scripts/index_repos.py`` does).
 
-        :param snapshot_dir: the snapshot.
+        :param snapshot_dir: the snapshot (a repository tree).
         :param snapshot_name: its name in the store (default: the directory name).
-        :return: the :class:`indexes.build.BuildReport`.
+        :return: what was built or reused, with timings in seconds.
+        :raises FileNotFoundError: if ``snapshot_dir`` is not a directory.
         """
         snapshot_dir = Path(snapshot_dir)
         rebuild = self.rebuild and snapshot_dir not in self._rebuilt
@@ -114,7 +115,7 @@ class IndexedExplorer:
             snapshot_dir, self.store, self._chunker, [self._new_retriever()], self.walk, rebuild, snapshot_name
         )
 
-    def load(self, snapshot_dir: Path, snapshot_name: str | None = None) -> Any:
+    def load(self, snapshot_dir: str | Path, snapshot_name: str | None = None) -> LoadedIndex:
         """The snapshot's index, built if needed and loaded; the last one loaded is kept in memory.
 
         Consecutive queries on one snapshot reuse the loaded index (the snapshot is assumed not to change
@@ -122,17 +123,19 @@ class IndexedExplorer:
 
         :param snapshot_dir: the snapshot.
         :param snapshot_name: its name in the store.
-        :return: the :class:`indexes.build.LoadedIndex`.
+        :return: the loaded index (chunks, file line counts, retriever).
         """
         key = (Path(snapshot_dir).resolve(), snapshot_name)
         if self._loaded is None or self._loaded[:2] != key:
-            self.prepare(snapshot_dir, snapshot_name)
+            self.index(snapshot_dir, snapshot_name)
             index = open_index(snapshot_dir, self.store, self._chunker, self._new_retriever(), self.walk,
                                snapshot_name)
             self._loaded = (*key, index)
         return self._loaded[2]
 
-    def rank(self, snapshot_dir: Path, query: str, snapshot_name: str | None = None) -> tuple[list[Chunk], Any]:
+    def rank(
+        self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None
+    ) -> tuple[list[Chunk], LoadedIndex]:
         """Ranked chunks (best first, at most ``top_n``) and the loaded index.
 
         :param snapshot_dir: the snapshot.
@@ -145,13 +148,16 @@ class IndexedExplorer:
         hits = apply_priors(query, index.chunks, hits, self.priors)
         return [index.chunks[h.index] for h in hits], index
 
-    def explore(self, snapshot_dir: Path, query: str, snapshot_name: str | None = None) -> list[Chunk]:
+    def explore(self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None) -> list[Region]:
         """Regions for an issue: the ranking packed into at most K regions within the line budget.
 
-        :param snapshot_dir: the snapshot.
+        The snapshot is indexed on first use (saved in ``store``) and its index kept in memory for the next query.
+
+        :param snapshot_dir: the snapshot (a repository tree).
         :param query: issue text; an empty query gives ``[]``.
-        :param snapshot_name: its name in the store.
-        :return: the regions, best first.
+        :param snapshot_name: its name in the store (default: the directory name).
+        :return: at most ``pack.k`` regions with at most ``pack.budget`` lines in total, best first.
+        :raises FileNotFoundError: if ``snapshot_dir`` is not a directory.
         """
         ranked, index = self.rank(snapshot_dir, query, snapshot_name)
         return pack(ranked, self.pack, index.file_lines)
@@ -176,18 +182,26 @@ class ReferenceAdapter:
 
     @property
     def explorer_config(self) -> dict[str, Any]:
-        """The reference's own config keys (chunk_size, chunk_overlap, model_path...)."""
+        """The reference's own config keys (``top_k`` is the reference's name for K; ``model_path``...)."""
         return {"reference": self.name, "top_k": self.k, **self.options}
 
-    def explore(self, snapshot_dir: Path, query: str, snapshot_name: str | None = None) -> list[dict[str, Any]]:
-        """The reference baseline's top-K regions (dicts) for the issue text."""
+    def explore(self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None) -> list[Region]:
+        """The reference baseline's top-K regions for the issue text (the snapshot is chunked on every call).
+
+        :param snapshot_dir: the snapshot.
+        :param query: issue text.
+        :param snapshot_name: unused (the reference keeps no index).
+        :return: at most ``k`` regions, best first.
+        """
         explorer = REFERENCE_EXPLORERS[self.name](snapshot_dir, **self.options)
         return explorer.explore(query, self.k)
 
 
 def make_explorer(
-    name: str,
+    name: str = "bm25",
     *,
+    k: int | None = None,
+    budget: int | None = None,
     chunker: str = "function",
     chunker_options: dict[str, Any] | None = None,
     retriever_options: dict[str, Any] | None = None,
@@ -200,7 +214,9 @@ def make_explorer(
 ) -> IndexedExplorer | ReferenceAdapter:
     """Build an explorer by name (ours: a retriever name; reference: ``reference_*``).
 
-    :param name: retriever or reference explorer name.
+    :param name: retriever or reference explorer name (default ``bm25``: BM25 over function chunks).
+    :param k: regions per query (top-K); overrides ``pack.k``.
+    :param budget: line budget B per query (lines); overrides ``pack.budget`` (ours only).
     :param chunker: chunk strategy (ours only).
     :param chunker_options: chunker options (ours only).
     :param retriever_options: retriever options (ours only).
@@ -214,6 +230,9 @@ def make_explorer(
     :raises ValueError: for an unknown name, listing the valid ones.
     """
     pack = pack or PackConfig()
+    overrides = {key: value for key, value in (("k", k), ("budget", budget)) if value is not None}
+    if overrides:
+        pack = replace(pack, **overrides)
     if name in REFERENCE_EXPLORERS:
         options = {"model_path": resolve_model_path(model)} if name == "reference_potion" and model else {}
         return ReferenceAdapter(name, pack.k, options)

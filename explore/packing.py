@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Sequence
 
-from swe_explore.chunking.types import Chunk
+from swe_explore.chunking.types import Chunk, Region
 
 
 @dataclass(frozen=True)
@@ -97,11 +97,13 @@ class PackConfig:
 
 
 @dataclass
-class _Region:
+class _Group:
+    """A region under construction: its file and lines, the rank of its best chunk and the chunks it covers."""
+
     path: str
     start: int
     end: int
-    rank: int  # rank of the best chunk inside
+    rank: int
     chunks: list[Chunk]
 
     @property
@@ -113,7 +115,7 @@ def pack(
     ranked: Sequence[Chunk],
     config: PackConfig | None = None,
     file_lines: Mapping[str, int] | None = None,
-) -> list[Chunk]:
+) -> list[Region]:
     """Turn a ranking of chunks into at most ``k`` non-overlapping regions with at most ``budget`` lines.
 
     The algorithm and its depth/breadth trade-off are described in the module docstring.
@@ -122,14 +124,13 @@ def pack(
     :param config: packing parameters; defaults to ``PackConfig()`` (K=5, B=500).
     :param file_lines: line count per path; when given, regions are clipped to ``1..file_lines[path]`` and
         chunks of files with no lines are dropped.
-    :return: regions as :class:`~chunking.types.Chunk` with ``kind="region"``, ``symbol`` the ``;``-joined
-        distinct symbols of the chunks inside, and ``language`` of the first chunk; ``text`` is empty. Their
-        line counts sum to at most ``budget``, there are at most ``k`` of them, no two share a line.
+    :return: the regions, in the order of the best-ranked chunk each contains. Their line counts sum to at
+        most ``budget``, there are at most ``k`` of them, and no two share a line.
     """
     cfg = config or PackConfig()
     region_cap = min(cfg.max_region_lines or cfg.budget, cfg.budget)
     per_file_cap = cfg.max_regions_per_file or cfg.k
-    regions: list[_Region] = []
+    regions: list[_Group] = []
     used = 0
     for rank, chunk in enumerate(ranked[: cfg.max_candidates]):
         if used >= cfg.budget:
@@ -149,16 +150,16 @@ def pack(
         size = min(end - start + 1, region_cap, cfg.budget - used)
         if size < min(cfg.min_region_lines, end - start + 1):
             continue
-        regions.append(_Region(chunk.path, start, start + size - 1, rank, [chunk]))
+        regions.append(_Group(chunk.path, start, start + size - 1, rank, [chunk]))
         used += size
     regions = _coalesce(regions)
     if cfg.fill and file_lines is not None:
         _fill(regions, cfg.budget - sum(r.n_lines for r in regions), region_cap, file_lines)
         regions = _coalesce(regions)
-    return [_to_chunk(r) for r in regions]
+    return [Region(r.path, r.start, r.end) for r in regions]
 
 
-def _fill(regions: list[_Region], left: int, cap: int, file_lines: Mapping[str, int]) -> None:
+def _fill(regions: list[_Group], left: int, cap: int, file_lines: Mapping[str, int]) -> None:
     """Grow regions in rank order into the lines around them (never into another region of the file)."""
     for region in regions:
         if left <= 0:
@@ -176,7 +177,7 @@ def _fill(regions: list[_Region], left: int, cap: int, file_lines: Mapping[str, 
             left -= grow
 
 
-def _extend(region: _Region, start: int, end: int, chunk: Chunk, used: int, budget: int, cap: int) -> int:
+def _extend(region: _Group, start: int, end: int, chunk: Chunk, used: int, budget: int, cap: int) -> int:
     """Grow ``region`` towards ``[start, end]`` within the budget and the region cap; return the new total."""
     allowance = min(budget - used, cap - region.n_lines)
     if allowance <= 0:
@@ -194,9 +195,9 @@ def _extend(region: _Region, start: int, end: int, chunk: Chunk, used: int, budg
     return used
 
 
-def _coalesce(regions: list[_Region]) -> list[_Region]:
+def _coalesce(regions: list[_Group]) -> list[_Group]:
     """Merge overlapping or adjacent regions of one file (extensions can make two regions touch)."""
-    merged: list[_Region] = []
+    merged: list[_Group] = []
     for region in sorted(regions, key=lambda r: r.rank):
         for other in merged:
             if other.path == region.path and region.start <= other.end + 1 and other.start <= region.end + 1:
@@ -206,15 +207,3 @@ def _coalesce(regions: list[_Region]) -> list[_Region]:
         else:
             merged.append(region)
     return merged
-
-
-def _to_chunk(region: _Region) -> Chunk:
-    symbols = list(dict.fromkeys(c.symbol for c in region.chunks if c.symbol))
-    return Chunk(
-        path=region.path,
-        start=region.start,
-        end=region.end,
-        kind="region",
-        symbol=";".join(symbols),
-        language=region.chunks[0].language,
-    )

@@ -8,16 +8,16 @@ line definition: the reference reads files with ``errors="ignore"`` and numbers 
 
 Pipeline, shared by the three explorers:
 
-1. :func:`iter_source_files` - files with one of the reference extensions, excluded directory names pruned at
+1. :func:`reference_source_files` - files with one of the reference extensions, excluded directory names pruned at
    any depth (case-insensitive), directory symlinks not followed, sorted by repo-relative POSIX path.
-2. :func:`chunk_snapshot` - 80-line windows every 60 lines (:func:`window_ranges`), whitespace-only windows
+2. :func:`reference_chunks` - 80-line windows every 60 lines (:func:`reference_windows`), whitespace-only windows
    skipped, and a global cap of 3000 chunks applied lazily in file order (later files are never read).
 3. Scoring: BM25 (``rank_bm25.BM25Okapi``), TF-IDF (scikit-learn) or Potion (model2vec), one region per chunk.
 
 Usage::
 
     explorer = ReferenceBM25("repos/dev/psf__requests-1142")   # chunks + index built once
-    regions = explorer.explore(record.problem_statement, top_k=5)   # [{"path", "start", "end"}, ...]
+    regions = explorer.explore(record.problem_statement, k=5)   # [Region(path, start, end), ...]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from swe_explore.chunking.types import Chunk
+from swe_explore.chunking.types import Chunk, Region
 
 PAPER_ERA_EXTENSIONS: tuple[str, ...] = (
     ".py", ".md", ".txt", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".rst",
@@ -63,12 +63,12 @@ TFIDF_TOKEN_PATTERN = r"(?u)\b[A-Za-z_][A-Za-z0-9_]{1,}\b"
 # ----------------------------------------------------------------------------------------------------------
 
 
-def iter_source_files(
+def reference_source_files(
     snapshot_dir: str | Path,
     extensions: Iterable[str] = REFERENCE_EXTENSIONS,
     excluded_dirs: Iterable[str] = EXCLUDED_DIRS,
 ) -> list[str]:
-    """List a snapshot's source files the way ``explorers/source_files.iter_source_files`` does (spec §2.1).
+    """List a snapshot's source files the way ``explorers/source_files.reference_source_files`` does (spec §2.1).
 
     A file is kept if its lower-cased name ends with one of ``extensions`` (so ``.ts`` also matches ``.d.ts``)
     and it is a file (valid file symlinks count, broken ones do not). Directories whose lower-cased name is in
@@ -95,7 +95,7 @@ def iter_source_files(
     return sorted(paths)
 
 
-def window_ranges(
+def reference_windows(
     n_lines: int, chunk_size: int = CHUNK_SIZE, chunk_overlap: int = CHUNK_OVERLAP
 ) -> list[tuple[int, int]]:
     """The reference window rule: starts at 0-based ``i = 0, step, 2·step, ...``, stop after reaching n (§2.2).
@@ -136,13 +136,13 @@ def _iter_windows(
         except OSError:
             continue
         lines = text.splitlines()  # the reference's line definition, reproduced on purpose
-        for start, end in window_ranges(len(lines), chunk_size, chunk_overlap):
+        for start, end in reference_windows(len(lines), chunk_size, chunk_overlap):
             content = "\n".join(lines[start - 1 : end])
             if content.strip():
                 yield Chunk(path=rel, start=start, end=end, kind="window", text=content)
 
 
-def chunk_snapshot(
+def reference_chunks(
     snapshot_dir: str | Path,
     chunk_size: int = CHUNK_SIZE,
     chunk_overlap: int = CHUNK_OVERLAP,
@@ -151,8 +151,8 @@ def chunk_snapshot(
 ) -> list[Chunk]:
     """Chunk a snapshot into the reference's overlapping line windows (``explorers/chunking.chunk_repo``, §2.2).
 
-    Files come from :func:`iter_source_files`, are read as UTF-8 with ``errors="ignore"`` and split with
-    :meth:`str.splitlines`; windows follow :func:`window_ranges`; a window whose text is whitespace-only is not
+    Files come from :func:`reference_source_files`, are read as UTF-8 with ``errors="ignore"`` and split with
+    :meth:`str.splitlines`; windows follow :func:`reference_windows`; a window whose text is whitespace-only is not
     emitted. Windows are generated lazily and cut once at ``max_chunks``, so files after the cap (in path
     order) are never read.
 
@@ -168,7 +168,7 @@ def chunk_snapshot(
     """
     _check_window(chunk_size, chunk_overlap)
     root = Path(snapshot_dir)
-    windows = _iter_windows(root, iter_source_files(root, extensions), chunk_size, chunk_overlap)
+    windows = _iter_windows(root, reference_source_files(root, extensions), chunk_size, chunk_overlap)
     return list(islice(windows, None if max_chunks is None else max(max_chunks, 0)))
 
 
@@ -210,7 +210,7 @@ class ReferenceExplorer:
         self.max_chunks = max_chunks
         self.extensions = tuple(extensions)
         if chunks is None:
-            chunks = chunk_snapshot(snapshot_dir, chunk_size, chunk_overlap, max_chunks, self.extensions)
+            chunks = reference_chunks(snapshot_dir, chunk_size, chunk_overlap, max_chunks, self.extensions)
         self.chunks: list[Chunk] = list(chunks)
 
     @property
@@ -218,29 +218,29 @@ class ReferenceExplorer:
         """The ``explorer_config`` of a result row: ``{chunk_size, chunk_overlap}`` as in the reference (§3.2)."""
         return {"chunk_size": self.chunk_size, "chunk_overlap": self.chunk_overlap}
 
-    def search(self, query: str, top_k: int) -> list[tuple[Chunk, float]]:
+    def search(self, query: str, k: int) -> list[tuple[Chunk, float]]:
         """Rank chunks for a query.
 
         :param query: the raw issue text.
-        :param top_k: number of chunks to return at most (>= 1).
+        :param k: number of chunks to return at most (>= 1).
         :return: ``(chunk, score)`` pairs, best first.
         """
         raise NotImplementedError
 
-    def explore(self, query: str, top_k: int) -> list[dict[str, Any]]:
+    def explore(self, query: str, k: int) -> list[Region]:
         """Return the top-k regions for a query, one region per chunk, as the reference explorer does.
 
         :param query: the raw issue text (``problem_statement``), not preprocessed.
-        :param top_k: number of regions to return at most (>= 1).
-        :return: ``[{"path", "start", "end"}, ...]``, best first (possibly fewer than ``top_k``).
-        :raises ValueError: if ``top_k < 1``.
+        :param k: number of regions to return at most (>= 1).
+        :return: the regions, best first (possibly fewer than ``k``).
+        :raises ValueError: if ``k < 1``.
         """
-        return [chunk.to_region() for chunk, _ in self.search(query, top_k)]
+        return [chunk.region for chunk, _ in self.search(query, k)]
 
 
-def _check_top_k(top_k: int) -> None:
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
+def _check_k(k: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k (regions to return, top-K) must be an integer >= 1, got {k!r}")
 
 
 class ReferenceBM25(ReferenceExplorer):
@@ -248,7 +248,7 @@ class ReferenceBM25(ReferenceExplorer):
 
     ``rank_bm25.BM25Okapi`` with its defaults (k1 = 1.5, b = 0.75, epsilon = 0.25) over ``str.split()`` tokens
     of the raw chunk text and query (case kept, punctuation attached). All chunks are scored and sorted by
-    score descending with a stable sort (ties keep corpus order); the first ``top_k`` are returned with **no**
+    score descending with a stable sort (ties keep corpus order); the first ``k`` are returned with **no**
     score > 0 filter. An empty corpus returns ``[]``.
 
     Parameters as in :class:`ReferenceExplorer`.
@@ -262,19 +262,19 @@ class ReferenceBM25(ReferenceExplorer):
 
         self._bm25 = BM25Okapi([chunk.text.split() for chunk in self.chunks]) if self.chunks else None
 
-    def search(self, query: str, top_k: int) -> list[tuple[Chunk, float]]:
+    def search(self, query: str, k: int) -> list[tuple[Chunk, float]]:
         """Rank all chunks by BM25 score (stable, zero scores kept).
 
         :param query: the raw issue text.
-        :param top_k: number of chunks to return at most (>= 1).
+        :param k: number of chunks to return at most (>= 1).
         :return: ``(chunk, score)`` pairs, best first.
-        :raises ValueError: if ``top_k < 1``.
+        :raises ValueError: if ``k < 1``.
         """
-        _check_top_k(top_k)
+        _check_k(k)
         if self._bm25 is None:
             return []
         scores = np.asarray(self._bm25.get_scores(query.split()), dtype=np.float64)
-        order = np.argsort(-scores, kind="stable")[:top_k]
+        order = np.argsort(-scores, kind="stable")[:k]
         return [(self.chunks[i], float(scores[i])) for i in order]
 
 
@@ -305,21 +305,21 @@ class ReferenceTFIDF(ReferenceExplorer):
             except ValueError:  # "empty vocabulary": only stop words or no identifiers at all
                 self._matrix = None
 
-    def search(self, query: str, top_k: int) -> list[tuple[Chunk, float]]:
+    def search(self, query: str, k: int) -> list[tuple[Chunk, float]]:
         """Rank chunks by TF-IDF cosine similarity, skipping scores <= 0.
 
         :param query: the raw issue text.
-        :param top_k: number of chunks to return at most (>= 1).
-        :return: ``(chunk, score)`` pairs, best first (possibly fewer than ``top_k``).
-        :raises ValueError: if ``top_k < 1``.
+        :param k: number of chunks to return at most (>= 1).
+        :return: ``(chunk, score)`` pairs, best first (possibly fewer than ``k``).
+        :raises ValueError: if ``k < 1``.
         """
-        _check_top_k(top_k)
+        _check_k(k)
         if self._matrix is None or not query.strip():
             return []
         from sklearn.metrics.pairwise import cosine_similarity
 
         scores = cosine_similarity(self._vectorizer.transform([query]), self._matrix)[0]
-        top = scores.argsort()[-top_k:][::-1]
+        top = scores.argsort()[-k:][::-1]
         return [(self.chunks[i], float(scores[i])) for i in top if scores[i] > 0]
 
 
@@ -377,20 +377,20 @@ class ReferencePotion(ReferenceExplorer):
         """``{chunk_size, chunk_overlap, model_path}``, as the reference records for potion (§3.2)."""
         return {**super().explorer_config, "model_path": self.model_path}
 
-    def search(self, query: str, top_k: int) -> list[tuple[Chunk, float]]:
+    def search(self, query: str, k: int) -> list[tuple[Chunk, float]]:
         """Rank chunks by cosine similarity of Potion embeddings, skipping scores <= 0.
 
         :param query: the raw issue text.
-        :param top_k: number of chunks to return at most (>= 1).
-        :return: ``(chunk, score)`` pairs, best first (possibly fewer than ``top_k``).
-        :raises ValueError: if ``top_k < 1``.
+        :param k: number of chunks to return at most (>= 1).
+        :return: ``(chunk, score)`` pairs, best first (possibly fewer than ``k``).
+        :raises ValueError: if ``k < 1``.
         """
-        _check_top_k(top_k)
+        _check_k(k)
         if self._vectors is None:
             return []
         query_vector = _l2_normalise(np.asarray(self.model.encode([query])))[0]
         scores = self._vectors @ query_vector
-        top = scores.argsort()[-top_k:][::-1]
+        top = scores.argsort()[-k:][::-1]
         return [(self.chunks[i], float(scores[i])) for i in top if scores[i] > 0]
 
 

@@ -6,7 +6,7 @@ Usage::
     python scripts/bench_chunking.py --survey DIR [--chunker function ...] [--worst 5] [--cpu 0]
 
 **Benchmark** (default; issue 3 item 5): the strategies ``window``, ``function`` and ``hybrid`` against the
-reference window chunker (:func:`evaluation.reference.chunk_snapshot`, metrics-spec §2.2, no chunk cap) on one
+reference window chunker (:func:`evaluation.reference.reference_chunks`, metrics-spec §2.2, no chunk cap) on one
 snapshot. After one warm-up run of every row, each of ``--repeats`` rounds runs every row once (so load from
 other processes falls on all rows alike); the median per row is reported as seconds, lines/s and speed
 relative to the reference in the same run. Two tables:
@@ -16,7 +16,7 @@ relative to the reference in the same run. Two tables:
   ours with :mod:`chunking.lines`); walking is not timed. A row "read + tree-sitter parse only" shows how much
   of ``function`` is the parser itself;
 - *own file sets, end to end*: :func:`chunking.registry.chunk_snapshot` against the reference's
-  ``chunk_snapshot(max_chunks=None)``, each walking, reading and chunking its own file set.
+  ``reference_chunks(max_chunks=None)``, each walking, reading and chunking its own file set.
 
 **Survey** (``--survey DIR``; issue 3 item 4): every file of ``DIR`` (walked with the snapshot rules) is chunked
 with one strategy (default ``function``), files already in memory; per language it prints files, lines, the
@@ -309,7 +309,7 @@ def benchmark(snapshot: Path, repeats: int, chunkers: dict[str, Chunker]) -> tup
     if not snapshot.is_dir():
         raise FileNotFoundError(f"snapshot directory {snapshot} does not exist")
     ours, _ = walk_snapshot(snapshot)
-    ref_paths = reference.iter_source_files(snapshot)
+    ref_paths = reference.reference_source_files(snapshot)
     ref_set = set(ref_paths)
     same = [f.path for f in ours if f.path in ref_set]
     same_lines = sum(len(f.lines) for f in ours if f.path in ref_set)
@@ -330,7 +330,7 @@ def benchmark(snapshot: Path, repeats: int, chunkers: dict[str, Chunker]) -> tup
         return lambda: sum(len(chunker.chunk_file(_read_source(snapshot, rel))) for rel in same)
 
     def reference_own() -> int:
-        return len(reference.chunk_snapshot(snapshot, size, overlap, max_chunks=None))
+        return len(reference.reference_chunks(snapshot, size, overlap, max_chunks=None))
 
     own_sizes: dict[str, tuple[int, int]] = {}
 

@@ -8,12 +8,11 @@ from typing import Any
 
 import pytest
 
-from swe_explore.chunking.types import Chunk
+from swe_explore.chunking.types import Chunk, Region
 from swe_explore.evaluation.line_counts import file_line_counts
 from swe_explore.evaluation.metrics import (
     METRIC_NAMES,
     LineSet,
-    as_region,
     context_efficiency,
     evaluate_instance,
     f1_score,
@@ -97,7 +96,7 @@ def test_resolve_interval(start: int, end: int, counts: dict[str, int], expected
 def test_regions_accepted_as_dict_tuple_list_and_chunk() -> None:
     """Dicts, tuples, lists and Chunks are the same region."""
     chunk = Chunk(path="a.py", start=3, end=7, kind="window", text="x")
-    assert {as_region(r) for r in (reg("a.py", 3, 7), ("a.py", 3, 7), ["a.py", 3, 7], chunk)} == {("a.py", 3, 7)}
+    assert {Region.from_json(r) for r in (reg("a.py", 3, 7), ("a.py", 3, 7), ["a.py", 3, 7], chunk)} == {("a.py", 3, 7)}
     g = gt([reg("a.py", 1, 5)])
     assert evaluate_instance([chunk], g) == evaluate_instance([("a.py", 3, 7)], g) == evaluate_instance(
         [reg("a.py", 3, 7)], g

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from swe_explore.chunking.types import Chunk
+from swe_explore.chunking.types import Chunk, Region
 from swe_explore.explore.packing import PackConfig, pack
 
 
@@ -28,9 +28,7 @@ def test_overlapping_and_adjacent_chunks_merge() -> None:
     """Overlapping (1-10, 5-14) and adjacent (15-20) chunks of one file become one region of 20 lines."""
     ranked = [_c("a.py", 1, 10, "f"), _c("a.py", 5, 14, "g"), _c("a.py", 15, 20, "h")]
     regions = pack(ranked, PackConfig.plain())
-    assert _spans(regions) == [("a.py", 1, 20)]
-    assert regions[0].symbol == "f;g;h"
-    assert regions[0].kind == "region"
+    assert regions == [Region("a.py", 1, 20)] and regions[0].n_lines == 20
 
 
 def test_gap_chunk_of_same_file_opens_a_second_region_unless_merge_gap() -> None:

@@ -16,9 +16,9 @@ from swe_explore.explore.reference import (
     ReferenceBM25,
     ReferencePotion,
     ReferenceTFIDF,
-    chunk_snapshot,
-    iter_source_files,
-    window_ranges,
+    reference_chunks,
+    reference_source_files,
+    reference_windows,
 )
 from swe_explore.evaluation.results import evaluate_rows, make_row, summarize
 
@@ -61,20 +61,20 @@ def numbered(n: int, word: str = "line") -> str:
 )
 def test_window_ranges_80_20(n: int, expected: list[tuple[int, int]]) -> None:
     """Windows start every 60 lines, cover 80, and stop after the first one reaching the last line."""
-    assert window_ranges(n) == expected
+    assert reference_windows(n) == expected
 
 
 @pytest.mark.parametrize(("size", "overlap"), [(0, 0), (80, 80), (80, -1)])
 def test_window_ranges_rejects_bad_parameters(size: int, overlap: int) -> None:
     """A window size below 1 or an overlap outside [0, size) raises ValueError."""
     with pytest.raises(ValueError, match="chunk_"):
-        window_ranges(100, size, overlap)
+        reference_windows(100, size, overlap)
 
 
 def test_chunks_have_exact_windows_and_text(tmp_path: Path) -> None:
     """Files of 80, 81 and 100 lines give the reference windows, with the lines joined by newlines."""
     write(tmp_path, {"a.py": numbered(80), "b.py": numbered(81), "c.py": numbered(100)})
-    chunks = chunk_snapshot(tmp_path)
+    chunks = reference_chunks(tmp_path)
     assert [(c.path, c.start, c.end) for c in chunks] == [
         ("a.py", 1, 80), ("b.py", 1, 80), ("b.py", 61, 81), ("c.py", 1, 80), ("c.py", 61, 100),
     ]  # fmt: skip
@@ -85,14 +85,14 @@ def test_chunks_have_exact_windows_and_text(tmp_path: Path) -> None:
 def test_whitespace_only_window_is_skipped(tmp_path: Path) -> None:
     """A window of blank lines is not emitted, but the next window still starts at line 61."""
     write(tmp_path, {"a.py": " \n" * 80 + numbered(20)})  # lines 1-80 blank, 81-100 text
-    assert [(c.start, c.end) for c in chunk_snapshot(tmp_path)] == [(61, 100)]
+    assert [(c.start, c.end) for c in reference_chunks(tmp_path)] == [(61, 100)]
 
 
 def test_reference_line_definition_is_splitlines(tmp_path: Path) -> None:
     """The reference chunker numbers lines with splitlines: the BR-02 form-feed file has 5 lines, not 4."""
     (tmp_path / "f.py").write_bytes(b"a = 1\n\x0c\ndef g():\n    pass\n")
     (tmp_path / "g.py").write_bytes(b"x\xff = 1\ny = 2\r\n")  # invalid byte ignored, CRLF
-    chunks = chunk_snapshot(tmp_path)
+    chunks = reference_chunks(tmp_path)
     assert [(c.path, c.start, c.end) for c in chunks] == [("f.py", 1, 5), ("g.py", 1, 2)]
     assert chunks[0].text == "a = 1\n\n\ndef g():\n    pass"
     assert chunks[1].text == "x = 1\ny = 2"
@@ -109,12 +109,12 @@ def test_chunk_cap_is_global_and_lazy(tmp_path: Path, monkeypatch: pytest.Monkey
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "read_text", spy)
-    chunks = chunk_snapshot(tmp_path, max_chunks=3)
+    chunks = reference_chunks(tmp_path, max_chunks=3)
     assert [(c.path, c.start) for c in chunks] == [("a.py", 1), ("a.py", 61), ("b.py", 1)]
     assert read == ["a.py", "b.py"]
-    assert [c.path for c in chunk_snapshot(tmp_path, max_chunks=1)] == ["a.py"]
-    assert chunk_snapshot(tmp_path, max_chunks=0) == []
-    assert len(chunk_snapshot(tmp_path, max_chunks=None)) == 4
+    assert [c.path for c in reference_chunks(tmp_path, max_chunks=1)] == ["a.py"]
+    assert reference_chunks(tmp_path, max_chunks=0) == []
+    assert len(reference_chunks(tmp_path, max_chunks=None)) == 4
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -128,22 +128,22 @@ def test_excluded_directories_are_pruned_at_any_depth_case_insensitively(tmp_pat
                 ".mypy_cache", "oh_modules", ".hvigor", "pkg/BUILD"]  # fmt: skip
     write(tmp_path, {f"{d}/gen.py": "x = 1\n" for d in excluded})
     write(tmp_path, {"src/main.py": "x\n", "tests/test_a.py": "x\n", "docs/index.rst": "x\n", "pkg/mod.py": "x\n"})
-    assert iter_source_files(tmp_path) == ["docs/index.rst", "pkg/mod.py", "src/main.py", "tests/test_a.py"]
+    assert reference_source_files(tmp_path) == ["docs/index.rst", "pkg/mod.py", "src/main.py", "tests/test_a.py"]
 
 
 def test_extension_filter(tmp_path: Path) -> None:
     """The reference list (case-insensitive, .d.ts included) keeps .ts/.ets/.json5; the paper-era ten do not."""
     names = ["a.py", "b.md", "c.js", "d.d.ts", "e.TS", "f.ts.bak", "g.json5", "h.ets", "i.go", "j.YML", "k.tsx"]
     write(tmp_path, {name: "x\n" for name in names})
-    assert iter_source_files(tmp_path) == ["a.py", "b.md", "d.d.ts", "e.TS", "g.json5", "h.ets", "j.YML"]
-    assert iter_source_files(tmp_path, PAPER_ERA_EXTENSIONS) == ["a.py", "b.md", "j.YML"]
-    assert iter_source_files(tmp_path, ["go", ".JS"]) == ["c.js", "i.go"]
+    assert reference_source_files(tmp_path) == ["a.py", "b.md", "d.d.ts", "e.TS", "g.json5", "h.ets", "j.YML"]
+    assert reference_source_files(tmp_path, PAPER_ERA_EXTENSIONS) == ["a.py", "b.md", "j.YML"]
+    assert reference_source_files(tmp_path, ["go", ".JS"]) == ["c.js", "i.go"]
 
 
 def test_order_is_plain_string_order(tmp_path: Path) -> None:
     """Paths sort as plain strings: uppercase before lowercase, 'a.py' before 'a/b.py' ('.' < '/')."""
     write(tmp_path, {"b.py": "x\n", "a/b.py": "x\n", "a.py": "x\n", "Z.py": "x\n", "a-b.py": "x\n"})
-    assert iter_source_files(tmp_path) == ["Z.py", "a-b.py", "a.py", "a/b.py", "b.py"]
+    assert reference_source_files(tmp_path) == ["Z.py", "a-b.py", "a.py", "a/b.py", "b.py"]
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
@@ -156,13 +156,13 @@ def test_symlinks(tmp_path: Path) -> None:
     (root / "dir.py").symlink_to(outside / "lib", target_is_directory=True)
     (root / "link.py").symlink_to(outside / "t.py")
     (root / "broken.py").symlink_to(outside / "missing.py")
-    assert iter_source_files(root) == ["link.py", "m.py"]
+    assert reference_source_files(root) == ["link.py", "m.py"]
 
 
 def test_missing_snapshot_raises(tmp_path: Path) -> None:
     """A snapshot directory that does not exist raises FileNotFoundError naming it."""
     with pytest.raises(FileNotFoundError, match="nowhere"):
-        chunk_snapshot(tmp_path / "nowhere")
+        reference_chunks(tmp_path / "nowhere")
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -194,8 +194,8 @@ def test_bm25_ranks_match_first_then_zero_scores_in_corpus_order(tiny_repo: Path
     """The one matching chunk comes first, then the zero-score chunks in corpus order (no score filter)."""
     regions = ReferenceBM25(tiny_repo).explore("Gamma:", 3)  # c.py's raw token is "Gamma:"
     assert regions == [
-        {"path": "c.py", "start": 1, "end": 2}, {"path": "a.py", "start": 1, "end": 2},
-        {"path": "b.py", "start": 1, "end": 2},
+        ("c.py", 1, 2), ("a.py", 1, 2),
+        ("b.py", 1, 2),
     ]  # fmt: skip
 
 
@@ -225,13 +225,13 @@ def test_bm25_score_matches_rank_bm25_by_hand(tiny_repo: Path) -> None:
 
 def test_tfidf_skips_zero_scores(tiny_repo: Path) -> None:
     """Only chunks sharing a token with the query come back, even with k = 4."""
-    assert ReferenceTFIDF(tiny_repo).explore("where is beta defined", 4) == [{"path": "b.py", "start": 1, "end": 2}]
+    assert ReferenceTFIDF(tiny_repo).explore("where is beta defined", 4) == [("b.py", 1, 2)]
 
 
 def test_tfidf_tokens_are_lowercased_identifiers(tiny_repo: Path) -> None:
     """'GAMMA' matches 'Gamma' (lower-cased), stop words and 1-char tokens match nothing."""
     explorer = ReferenceTFIDF(tiny_repo)
-    assert [r["path"] for r in explorer.explore("GAMMA", 2)] == ["c.py"]
+    assert [r.path for r in explorer.explore("GAMMA", 2)] == ["c.py"]
     assert explorer.explore("the and x", 2) == []
     assert explorer.explore("   ", 2) == []
 
@@ -249,18 +249,18 @@ def test_empty_corpus_returns_nothing(tmp_path: Path) -> None:
     assert ReferenceTFIDF(tmp_path).explore("main", 5) == []
 
 
-def test_top_k_must_be_positive(tiny_repo: Path) -> None:
-    """top_k below 1 raises ValueError (argsort()[-0:] would return everything)."""
-    with pytest.raises(ValueError, match="top_k"):
+def test_k_must_be_positive(tiny_repo: Path) -> None:
+    """k (top-K) below 1 raises ValueError (argsort()[-0:] would return everything)."""
+    with pytest.raises(ValueError, match="k"):
         ReferenceTFIDF(tiny_repo).explore("beta", 0)
 
 
 def test_prebuilt_chunks_are_reused(tiny_repo: Path) -> None:
     """Explorers built from shared chunks answer like explorers that chunk the snapshot themselves."""
-    chunks = chunk_snapshot(tiny_repo)
+    chunks = reference_chunks(tiny_repo)
     assert ReferenceBM25(tiny_repo, chunks=chunks).search("Gamma:", 4) == ReferenceBM25(tiny_repo).search("Gamma:", 4)
     assert ReferenceTFIDF(tiny_repo, chunks=chunks[:1]).explore("alpha beta", 3) == [
-        {"path": "a.py", "start": 1, "end": 2}
+        ("a.py", 1, 2)
     ]
 
 
@@ -307,7 +307,7 @@ def test_real_potion_defaults(tiny_repo: Path) -> None:
     """The real potion-base-8M loads with encode's max_length default of 512 tokens and ranks the Gamma chunk."""
     explorer = ReferencePotion(tiny_repo, model_path=POTION_DIR)
     assert explorer.model.max_length == 512
-    assert explorer.explore("class Gamma foo bar", 1) == [{"path": "c.py", "start": 1, "end": 2}]
+    assert explorer.explore("class Gamma foo bar", 1) == [("c.py", 1, 2)]
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -327,7 +327,7 @@ def test_dev_set_reference_anchors() -> None:
         snapshot = find_snapshot(record, DEV_REPOS)
         if snapshot is None:
             pytest.skip(f"snapshot of {record.instance_id} missing under {DEV_REPOS}")
-        chunks = chunk_snapshot(snapshot)
+        chunks = reference_chunks(snapshot)
         for name, cls in (("bm25", ReferenceBM25), ("tfidf", ReferenceTFIDF)):
             regions = cls(snapshot, chunks=chunks).explore(record.query, 5)
             rows[name].append(make_row(record.instance_id, name, regions))
