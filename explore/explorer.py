@@ -25,8 +25,25 @@ from swe_explore.explore.packing import PackConfig, pack
 from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.retrievers.registry import RETRIEVERS, make_retriever
 
-#: Default store for persisted indexes (git-ignored).
-DEFAULT_STORE = Path("outputs/indexes")
+#: Environment variable that overrides the default index store.
+STORE_ENV_VAR = "SWE_EXPLORE_STORE"
+
+
+def default_store() -> Path:
+    """Where indexes are saved unless a store is given: ``$SWE_EXPLORE_STORE``, else the user cache directory.
+
+    The cache directory is the platform's (``platformdirs.user_cache_dir``: ``$XDG_CACHE_HOME`` or
+    ``~/.cache/swe-explore-baselines/indexes`` on Linux, ``~/Library/Caches/...`` on macOS), so nothing is
+    written into the working directory unless asked (``--store DIR``).
+
+    :return: the store root (not created here).
+    """
+    override = os.environ.get(STORE_ENV_VAR)
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("swe-explore-baselines", appauthor=False)) / "indexes"
 #: Retrievers that take a ``model`` option.
 EMBEDDING_RETRIEVERS = ("potion", "faiss", "hybrid")
 
@@ -52,7 +69,7 @@ class IndexedExplorer:
     :param retriever_options: options of the retriever (e.g. ``{"model": PATH}``).
     :param pack: the line-budget packer's parameters (K, B, ...).
     :param priors: ranking priors applied to the retriever's hits (``RankPriors.off()`` for the raw ranking).
-    :param store: index store root.
+    :param store: index store root (default :func:`default_store`: ``$SWE_EXPLORE_STORE`` or the user cache).
     :param walk: snapshot walking rules.
     :param top_n: how many ranked chunks are handed to the packer.
     :param rebuild: rebuild indexes even when up to date (once per snapshot in this process).
@@ -65,7 +82,7 @@ class IndexedExplorer:
     retriever_options: dict[str, Any] = field(default_factory=dict)
     pack: PackConfig = field(default_factory=PackConfig)
     priors: RankPriors = field(default_factory=RankPriors)
-    store: Path = DEFAULT_STORE
+    store: Path = field(default_factory=default_store)
     walk: WalkConfig = field(default_factory=WalkConfig)
     top_n: int = 200
     rebuild: bool = False
@@ -207,7 +224,7 @@ def make_explorer(
     retriever_options: dict[str, Any] | None = None,
     pack: PackConfig | None = None,
     priors: RankPriors | None = None,
-    store: Path = DEFAULT_STORE,
+    store: str | Path | None = None,
     top_n: int = 200,
     model: str | None = None,
     rebuild: bool = False,
@@ -222,7 +239,7 @@ def make_explorer(
     :param retriever_options: retriever options (ours only).
     :param pack: packer parameters; the reference uses only ``pack.k``.
     :param priors: ranking priors (ours only); default ``RankPriors()``.
-    :param store: index store root (ours only).
+    :param store: index store root (ours only); default :func:`default_store`.
     :param top_n: ranked chunks handed to the packer (ours only).
     :param model: embedding model path or hub id (potion, faiss, hybrid, reference_potion).
     :param rebuild: rebuild indexes (ours only).
@@ -243,6 +260,6 @@ def make_explorer(
     if model is not None and name in EMBEDDING_RETRIEVERS:
         options["model"] = model
     return IndexedExplorer(
-        name, chunker, dict(chunker_options or {}), options, pack, priors or RankPriors(), Path(store), WalkConfig(),
+        name, chunker, dict(chunker_options or {}), options, pack, priors or RankPriors(), Path(store) if store is not None else default_store(), WalkConfig(),
         top_n, rebuild,
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
 from swe_explore.chunking.registry import CHUNKERS, add_chunker_arguments, chunker_options
-from swe_explore.explore.explorer import DEFAULT_STORE, IndexedExplorer, ReferenceAdapter, make_explorer
+from swe_explore.explore.explorer import IndexedExplorer, ReferenceAdapter, default_store, make_explorer
 from swe_explore.explore.reference import REFERENCE_EXPLORERS
 from swe_explore.explore.packing import PackConfig
 from swe_explore.explore.priors import RankPriors
@@ -87,8 +87,9 @@ def add_explorer_arguments(
         for name, default in RankPriors().to_dict().items():
             parser.add_argument("--" + name.replace("_", "-"), type=float, default=None,
                                 help=f"ranking prior (default {default}; see retrievers/priors.py)")
-    parser.add_argument(*store_flags, dest="store", type=Path, default=DEFAULT_STORE,
-                        help="index store directory (default: %(default)s)")
+    parser.add_argument(*store_flags, dest="store", type=Path, default=default_store(),
+                        help="index store directory (default: $SWE_EXPLORE_STORE, else the user cache directory: "
+                             "%(default)s)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild indexes even if up to date or corrupt")
 
 

@@ -1,7 +1,7 @@
 """Persistent indexes: one directory per (snapshot, chunker config) holding the chunk table, and inside it one
 directory per retriever config. Every write is atomic, every load is checked.
 
-Layout under the store root (default ``outputs/indexes``, git-ignored)::
+Layout under the store root (default: ``$SWE_EXPLORE_STORE``, else the user cache directory)::
 
     <root>/<snapshot>/<chunker>-<hash8>/manifest.json        toolkit version, walk + chunker config,
                                        chunks.json          snapshot fingerprint, counts, skipped files

@@ -27,6 +27,13 @@ def _no_potion_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
     ``model=`` would change."""
     monkeypatch.delenv("SWE_EXPLORE_POTION_MODEL", raising=False)
 
+
+@pytest.fixture(autouse=True)
+def _store_in_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Point the default index store (``$SWE_EXPLORE_STORE``) at a temporary directory, so tests that do not pass
+    a store never write into the user's cache; subprocesses inherit it."""
+    monkeypatch.setenv("SWE_EXPLORE_STORE", str(tmp_path_factory.getbasetemp() / "default-store"))
+
 #: Word -> vector of the default tiny model (dimension 4; ``[UNK]`` is added with a zero vector).
 TINY_VOCAB: dict[str, list[float]] = {
     "alpha": [1.0, 0.0, 0.0, 0.0],

@@ -14,7 +14,7 @@ Usage::
         --scheduler tcp://scheduler-host:8786 --retriever bm25 --retriever potion --model /shared/potion-base-8M
 
 Indexes every snapshot directory under ``--repos`` (or only those the ``--bench`` file names) into ``--out``
-(default ``outputs/indexes``, git-ignored): ``<out>/<snapshot>/<chunker>-<hash>/`` with a manifest (toolkit
+(default ``$SWE_EXPLORE_STORE``, else the user cache directory): ``<out>/<snapshot>/<chunker>-<hash>/`` with a manifest (toolkit
 version, chunker and walk config, snapshot fingerprint, counts, skipped files by reason) and one directory per
 retriever. Up-to-date indexes are skipped, so re-running after a kill resumes; a failing snapshot is reported
 and the others go on. The retrievers of one snapshot are built together, so BM25 and TF-IDF tokenize once and
