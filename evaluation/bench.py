@@ -87,6 +87,8 @@ def _check_region(region: Any, where: str) -> None:
 
 
 def _check_ground_truth(gt: Any, where: str) -> None:
+    """Check that ``ground_truth`` has the release's shape; quirks the reference evaluator accepts (``end: -1``,
+    negative starts, ``start > end`` in optional regions) pass, wrong types and nulls do not."""
     if not isinstance(gt, Mapping):
         raise ValueError(f"{where}: ground_truth is {type(gt).__name__}, expected an object")
     for key in _REQUIRED_GT:
@@ -94,23 +96,32 @@ def _check_ground_truth(gt: Any, where: str) -> None:
             raise ValueError(f"{where}: ground_truth lacks {key!r}")
     for key in _REGION_LISTS:
         if not isinstance(gt[key], list):
-            raise ValueError(f"{where}: ground_truth.{key} is not a list")
+            raise ValueError(f"{where}: ground_truth.{key} is {_kind(gt[key])}, expected a list of regions")
         for i, region in enumerate(gt[key]):
             _check_region(region, f"{where}: ground_truth.{key}[{i}]")
     for key in _FILE_LISTS:
-        files = gt.get(key) or []
+        if key not in gt:
+            continue  # optional in benches other than the release (read_core_files is required above)
+        files = gt[key]
         if not isinstance(files, list) or not all(isinstance(p, str) for p in files):
-            raise ValueError(f"{where}: ground_truth.{key} is not a list of paths")
+            raise ValueError(f"{where}: ground_truth.{key} is {_kind(files)}, expected a list of paths")
     for key in ("read_optional_files_map", "read_optional_regions_map"):
-        value = gt.get(key) or {}
+        if key not in gt:
+            continue
+        value = gt[key]
         if not isinstance(value, Mapping) or not all(isinstance(v, list) for v in value.values()):
-            raise ValueError(f"{where}: ground_truth.{key} is not an object of lists")
+            raise ValueError(f"{where}: ground_truth.{key} is {_kind(value)}, expected an object of lists")
     for model, regions in (gt.get("read_optional_regions_map") or {}).items():
         for i, region in enumerate(regions):
             _check_region(region, f"{where}: ground_truth.read_optional_regions_map[{model!r}][{i}]")
     for model, files in (gt.get("read_optional_files_map") or {}).items():
         if not all(isinstance(p, str) for p in files):
             raise ValueError(f"{where}: ground_truth.read_optional_files_map[{model!r}] is not a list of paths")
+
+
+def _kind(value: Any) -> str:
+    """``null``, ``a string``, ... for messages about a JSON value of the wrong type."""
+    return "null" if value is None else f"a {type(value).__name__}"
 
 
 def parse_record(data: Any, where: str = "<record>", require_query: bool = True) -> BenchRecord:
@@ -205,44 +216,115 @@ def load_bench(
     return records if limit is None else records[:limit]
 
 
-def snapshot_candidates(record: BenchRecord, repos_dir: str | Path) -> list[Path]:
-    """The directories tried for a record's snapshot, in order, as the reference runner does (spec §3.1).
+#: The marker file a materialised snapshot carries (``{"repo", "base_commit", "instance_id", ...}``), written by
+#: :mod:`swe_explore.benchprep.snapshots`; it lets the evaluator check the snapshot's commit.
+SNAPSHOT_MARKER = ".swe-explore-snapshot.json"
 
-    With ``repo_dir``: ``repos_dir/repo_dir`` (or ``repo_dir`` itself if absolute), and, when ``repo_dir``
-    starts with the name of ``repos_dir`` (e.g. ``repos/goodconf`` under ``--repos repos``), that prefix
-    dropped. Without it, for an id ``org__name-123``: ``instance_id``, ``name``, ``org__name``,
-    ``org-name``, ``org``; an id without ``__`` has no candidates.
+
+class SnapshotCommitError(ValueError):
+    """A record's snapshot is at another commit than the record's ``base_commit``.
+
+    :param record: the record.
+    :param snapshot: the snapshot directory.
+    :param commit: the snapshot's commit (from its marker or its ``.git``).
+    """
+
+    def __init__(self, record: BenchRecord, snapshot: Path, commit: str) -> None:
+        super().__init__(
+            f"{record.instance_id}: snapshot {snapshot} is at commit {commit[:12]}, the record's base_commit is "
+            f"{record.base_commit[:12]}; materialise the snapshot at base_commit"
+        )
+
+
+def snapshot_candidates(record: BenchRecord, repos_dir: str | Path, shared: bool = False) -> list[Path]:
+    """The directories tried for a record's snapshot, in order.
+
+    Exact by default: ``repos_dir/instance_id``, then the record's ``repo_dir`` (``repos_dir/repo_dir``, or
+    ``repo_dir`` itself if absolute; when ``repo_dir`` starts with the name of ``repos_dir``, e.g.
+    ``repos/astropy__astropy-12907`` under ``--repos repos``, also with that prefix dropped). With ``shared``,
+    the reference runner's fallbacks to folders shared by several instances follow (spec §3.1): for an id
+    ``org__name-123``, ``name``, ``org__name``, ``org-name`` and ``org`` (such a folder is at the commit of only
+    one instance, so it is used only when asked for).
 
     :param record: the bench record.
     :param repos_dir: the ``--repos`` directory.
-    :return: candidate directories (not checked for existence).
+    :param shared: also try the shared-folder fallbacks.
+    :return: candidate directories, without repeats (not checked for existence).
     """
     root = Path(repos_dir)
+    out = [root / record.instance_id]
     if record.repo_dir:
         rel = Path(record.repo_dir)
         if rel.is_absolute():
-            return [rel]
-        out = [root / rel]
-        if rel.parts and rel.parts[0] == root.name:
-            out.append(root.joinpath(*rel.parts[1:]))
-        return out
-    if "__" not in record.instance_id:
-        return []
-    org, rest = record.instance_id.split("__", 1)
-    name = rest.rsplit("-", 1)[0] if "-" in rest else rest
-    return [root / record.instance_id, root / name, root / f"{org}__{name}", root / f"{org}-{name}", root / org]
+            out.append(rel)
+        else:
+            out.append(root / rel)
+            if rel.parts and rel.parts[0] == root.name:
+                out.append(root.joinpath(*rel.parts[1:]))
+    if shared and "__" in record.instance_id:
+        org, rest = record.instance_id.split("__", 1)
+        name = rest.rsplit("-", 1)[0] if "-" in rest else rest
+        out += [root / name, root / f"{org}__{name}", root / f"{org}-{name}", root / org]
+    return list(dict.fromkeys(out))
 
 
-def find_snapshot(record: BenchRecord, repos_dir: str | Path | None) -> Path | None:
-    """The record's snapshot directory under ``repos_dir``, or ``None`` when there is none (spec §3.1).
+def find_snapshot(record: BenchRecord, repos_dir: str | Path | None, shared: bool = False) -> Path | None:
+    """The record's snapshot directory under ``repos_dir``, or ``None`` when there is none.
 
     :param record: the bench record.
     :param repos_dir: the ``--repos`` directory, or ``None``.
+    :param shared: also accept the shared-folder fallbacks of :func:`snapshot_candidates`.
     :return: the first existing candidate of :func:`snapshot_candidates`, or ``None``.
     """
     if repos_dir is None:
         return None
-    for candidate in snapshot_candidates(record, repos_dir):
+    for candidate in snapshot_candidates(record, repos_dir, shared):
         if candidate.is_dir():
             return candidate
     return None
+
+
+def snapshot_commit(snapshot: str | Path) -> str | None:
+    """The commit a snapshot holds, when it can be known: its :data:`SNAPSHOT_MARKER`'s ``base_commit``, else
+    the ``HEAD`` of its ``.git`` (``git rev-parse HEAD``), else ``None``.
+
+    :param snapshot: the snapshot directory.
+    :return: the full commit hash, or ``None``.
+    """
+    snapshot = Path(snapshot)
+    marker = snapshot / SNAPSHOT_MARKER
+    if marker.is_file():
+        try:
+            commit = json.loads(marker.read_text(encoding="utf-8")).get("base_commit")
+        except (OSError, ValueError, AttributeError):
+            commit = None
+        if isinstance(commit, str) and commit:
+            return commit
+    if (snapshot / ".git").exists():
+        import subprocess
+
+        try:
+            out = subprocess.run(["git", "-C", str(snapshot), "rev-parse", "HEAD"], capture_output=True, text=True)
+        except OSError:
+            return None
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.strip()
+    return None
+
+
+def check_snapshot(record: BenchRecord, snapshot: Path) -> str | None:
+    """The snapshot's commit, after checking it is the record's ``base_commit`` (when both are known).
+
+    A commit given as a prefix (``base_commit`` shorter than 40 hex digits) matches the full hash it starts.
+
+    :param record: the bench record.
+    :param snapshot: its snapshot directory.
+    :return: the snapshot's commit, or ``None`` when it cannot be known.
+    :raises SnapshotCommitError: if the snapshot is at another commit.
+    """
+    commit = snapshot_commit(snapshot)
+    if commit and record.base_commit:
+        short, full = sorted((commit, record.base_commit), key=len)
+        if not full.startswith(short):
+            raise SnapshotCommitError(record, snapshot, commit)
+    return commit

@@ -37,7 +37,12 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument("--bench", type=Path, default=MINI_BENCH, help="bench JSONL (default: the mini bench)")
     parser.add_argument("--repos", type=Path, default=None,
-                        help="snapshots, one per instance_id (default: the mini bench's, with the mini bench)")
+                        help="snapshots, one per instance_id: <repos>/<instance_id> or the record's repo_dir "
+                             "(default: the mini bench's, with the mini bench)")
+    parser.add_argument("--shared-snapshots", action="store_true",
+                        help="also accept folders shared by several instances (<repos>/<name>, <repos>/<org>__<name>, "
+                             "..., as the reference runner does); off by default: such a folder is at another "
+                             "instance's commit")
 
 
 def load_bench_args(

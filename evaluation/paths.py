@@ -8,6 +8,8 @@ are already repo-relative POSIX paths).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 def normalize_path(path: str) -> str:
     """Normalise a predicted path: ``\\`` becomes ``/`` and leading ``./`` segments are removed.
@@ -24,3 +26,21 @@ def normalize_path(path: str) -> str:
     while path.startswith("./"):
         path = path[2:].lstrip("/")
     return path
+
+
+def in_snapshot(snapshot: str | Path, path: str) -> bool:
+    """Whether ``path`` names a file of the snapshot the way the metrics compare paths (spec §0).
+
+    The ground truth uses repo-relative POSIX paths, so a predicted path scores only in that form: an absolute
+    path, a ``\\`` separator, or an empty, ``.`` or ``..`` segment (``sub/../a.py``, ``./a.py``) never matches
+    a ground-truth path even when it reaches an existing file.
+
+    :param snapshot: the snapshot directory.
+    :param path: a predicted path.
+    :return: true if ``path`` is in that form and is a file (or a symlink to one) of the snapshot.
+    """
+    if not path or path.startswith("/") or "\\" in path:
+        return False
+    if any(part in ("", ".", "..") for part in path.split("/")):
+        return False
+    return (Path(snapshot) / path).is_file()

@@ -18,17 +18,18 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from dataclasses import dataclass, field
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from swe_explore.evaluation.bench import BenchRecord, find_snapshot, repo_from_instance_id
+from swe_explore.evaluation.bench import BenchRecord, check_snapshot, find_snapshot, repo_from_instance_id
 from swe_explore.evaluation.line_counts import file_line_counts
 from swe_explore.chunking.types import Region
 from swe_explore.evaluation.metrics import METRIC_NAMES, evaluate_instance, zero_metrics
-from swe_explore.evaluation.paths import normalize_path
+from swe_explore.evaluation.paths import in_snapshot, normalize_path
 
 OUTCOME_SUCCESS = "SUCCESS"
 """The explorer returned regions (possibly none)."""
@@ -242,6 +243,79 @@ def score_row(
     return out
 
 
+@dataclass
+class Coverage:
+    """What an evaluation covered, so that nothing hides in a mean: filled by :func:`evaluate_rows`.
+
+    :param bench: instances in the bench (records with core regions).
+    :param scored: instances scored (in the means).
+    :param no_snapshot: instances without a snapshot under ``--repos`` (excluded from the means, as the
+        reference runner does).
+    :param no_row: instances with a snapshot but no result row (scored 0 and included, as the reference does).
+    :param failed: instances whose row has an outcome other than ``SUCCESS`` (scored 0 and included).
+    :param paths_not_in_snapshot: per instance, predicted paths that name no file of the snapshot in the
+        ground truth's form (:func:`evaluation.paths.in_snapshot`); such regions score nothing.
+    :param commits_checked: snapshots whose commit was known and matched ``base_commit``.
+    :param rows_over_k: rows with more than ``k`` regions, scored on their first ``k``.
+    """
+
+    bench: int = 0
+    scored: int = 0
+    no_snapshot: list[str] = field(default_factory=list)
+    no_row: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    paths_not_in_snapshot: dict[str, list[str]] = field(default_factory=dict)
+    commits_checked: int = 0
+    rows_over_k: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (written under ``coverage`` by ``evaluate.py --json``)."""
+        return {
+            "bench": self.bench,
+            "scored": self.scored,
+            "no_snapshot": list(self.no_snapshot),
+            "no_row": list(self.no_row),
+            "failed": list(self.failed),
+            "paths_not_in_snapshot": {k: list(v) for k, v in self.paths_not_in_snapshot.items()},
+            "regions_not_in_snapshot": sum(len(v) for v in self.paths_not_in_snapshot.values()),
+            "commits_checked": self.commits_checked,
+            "rows_over_k": self.rows_over_k,
+        }
+
+    def problems(self) -> list[str]:
+        """One line per kind of gap (empty when the evaluation covered every instance cleanly).
+
+        :return: messages such as ``"2 of 23 bench instances have no snapshot (excluded): a, b"``.
+        """
+
+        def some(ids: Sequence[str]) -> str:
+            return ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+
+        out = []
+        if self.no_snapshot:
+            out.append(f"{len(self.no_snapshot)} of {self.bench} bench instances have no snapshot (excluded from "
+                       f"the means): {some(self.no_snapshot)}")
+        if self.no_row:
+            out.append(f"{len(self.no_row)} of {self.scored} scored instances have no result row (scored 0): "
+                       f"{some(self.no_row)}")
+        if self.failed:
+            out.append(f"{len(self.failed)} of {self.scored} scored instances failed (scored 0): {some(self.failed)}")
+        if self.paths_not_in_snapshot:
+            n = sum(len(v) for v in self.paths_not_in_snapshot.values())
+            first = next(iter(self.paths_not_in_snapshot.items()))
+            out.append(f"{n} predicted region(s) in {len(self.paths_not_in_snapshot)} instance(s) name files that "
+                       f"are not in the snapshot (scored as misses), e.g. {first[0]}: {first[1][0]!r}")
+        if self.rows_over_k:
+            out.append(f"{self.rows_over_k} row(s) hold more than k regions and were scored on their first k")
+        return out
+
+    def summary_line(self) -> str:
+        """``"scored 21 of 23 bench instances (..)"``: the counts in one line."""
+        parts = [f"{len(self.no_snapshot)} without snapshot", f"{len(self.no_row)} without result row",
+                 f"{len(self.failed)} failed", f"{self.commits_checked} snapshot commits checked"]
+        return f"scored {self.scored} of {self.bench} bench instances ({', '.join(parts)})"
+
+
 def evaluate_rows(
     rows: Iterable[Mapping[str, Any]],
     records: Sequence[BenchRecord],
@@ -252,6 +326,8 @@ def evaluate_rows(
     normalize_paths: bool = False,
     skip_missing_repo: bool = True,
     missing_rows: str = "zero",
+    shared_snapshots: bool = False,
+    coverage: Coverage | None = None,
 ) -> list[dict[str, Any]]:
     """Score result rows against the bench, instance by instance, in bench order.
 
@@ -268,9 +344,12 @@ def evaluate_rows(
         are scored without line counts.
     :param missing_rows: what to do with a record that has no row: ``"zero"`` adds a ``NOT_ATTEMPTED`` row
         scored 0 (included in means), ``"skip"`` leaves it out, ``"error"`` raises.
+    :param shared_snapshots: accept shared snapshot folders (see :func:`evaluation.bench.snapshot_candidates`).
+    :param coverage: filled with what was scored and what was missing (see :class:`Coverage`).
     :return: the scored rows, one per evaluated instance, in bench order.
     :raises ValueError: on a duplicate row, a row for an unknown instance, a missing row with
         ``missing_rows="error"``, or an invalid option.
+    :raises SnapshotCommitError: if a snapshot's known commit is not its record's ``base_commit``.
     """
     if missing_rows not in ("zero", "skip", "error"):
         raise ValueError(f"missing_rows must be 'zero', 'skip' or 'error', got {missing_rows!r}")
@@ -285,20 +364,37 @@ def evaluate_rows(
     if unknown:
         raise ValueError(f"{len(unknown)} result row(s) for instances not in the bench records, e.g. {unknown[:3]}")
     explorer = next((str(r.get("explorer", "")) for r in by_id.values()), "")
+    cov = coverage if coverage is not None else Coverage()
+    cov.bench += len(records)
     scored: list[dict[str, Any]] = []
     for record in records:
-        snapshot = find_snapshot(record, repos_dir)
-        if snapshot is None and skip_missing_repo:
-            continue
+        snapshot = find_snapshot(record, repos_dir, shared_snapshots)
+        if snapshot is None:
+            cov.no_snapshot.append(record.instance_id)
+            if skip_missing_repo:
+                continue
+        elif check_snapshot(record, snapshot):
+            cov.commits_checked += 1
         row = by_id.get(record.instance_id)
         if row is None:
             if missing_rows == "skip":
                 continue
             if missing_rows == "error":
                 raise ValueError(f"no result row for instance {record.instance_id!r}")
+            cov.no_row.append(record.instance_id)
             row = make_row(record.instance_id, explorer, [], outcome=OUTCOME_NOT_ATTEMPTED)
+        elif row.get("outcome", OUTCOME_SUCCESS) != OUTCOME_SUCCESS:
+            cov.failed.append(record.instance_id)
+        elif k is not None and len(row.get("regions") or []) > k:
+            cov.rows_over_k += 1
         counts = file_line_counts(record.ground_truth, snapshot, line_count_mode) if snapshot else None
-        scored.append(score_row(row, record, counts, k=k, normalize_paths=normalize_paths))
+        out = score_row(row, record, counts, k=k, normalize_paths=normalize_paths)
+        if snapshot is not None and out["outcome"] == OUTCOME_SUCCESS:
+            outside = [r["path"] for r in out["regions"] if not in_snapshot(snapshot, r["path"])]
+            if outside:
+                cov.paths_not_in_snapshot[record.instance_id] = outside
+        scored.append(out)
+    cov.scored += len(scored)
     return scored
 
 

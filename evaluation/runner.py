@@ -16,7 +16,7 @@ from typing import Any, Iterator, Mapping, Protocol, Sequence
 from tqdm import tqdm
 
 from swe_explore.chunking.types import Region
-from swe_explore.evaluation.bench import BenchRecord, find_snapshot
+from swe_explore.evaluation.bench import BenchRecord, check_snapshot, find_snapshot
 from swe_explore.evaluation.line_counts import file_line_counts
 from swe_explore.evaluation.metrics import evaluate_instance
 from swe_explore.evaluation.results import OUTCOME_ERROR, OUTCOME_SUCCESS, ResultsWriter, make_row, read_rows
@@ -128,6 +128,7 @@ def run_explorer(
     out: Path,
     overwrite: bool = False,
     progress: bool = True,
+    shared_snapshots: bool = False,
 ) -> RunReport:
     """Explore every record and append one result row per instance to ``out`` (flushed per row).
 
@@ -135,8 +136,10 @@ def run_explorer(
     config. Rows of instances that failed before are dropped and run again, and so is a last row cut off by a
     killed run. One instance's exception becomes an ``ERROR`` row with empty regions (scored 0, as the
     reference's new runner does) and the run goes on. Each row carries the reference fields, the 17 metrics
-    (our line definition), ``explorer_config`` and ``seconds`` (wall-clock explore time of that instance).
-    Only one process may write ``out`` at a time.
+    (our line definition), ``explorer_config``, ``snapshot`` (the directory used), ``repo_revision`` (its
+    commit when known: a marker written when it was materialised, or its ``.git`` HEAD; a commit other than
+    ``base_commit`` is an error) and ``seconds`` (wall-clock explore time of that instance). Only one process may
+    write ``out`` at a time.
 
     :param explorer: the explorer (see :class:`Explorer`).
     :param records: bench records.
@@ -144,20 +147,28 @@ def run_explorer(
     :param out: result JSONL file.
     :param overwrite: delete ``out`` first instead of resuming.
     :param progress: show a progress bar.
+    :param shared_snapshots: accept shared snapshot folders (see :func:`evaluation.bench.snapshot_candidates`).
     :return: the run report.
     :raises ConfigMismatchError: if ``out`` holds rows of another explorer config.
     :raises ConcurrentRunError: if another process is writing ``out``.
     :raises IsADirectoryError: if ``out`` is a directory.
+    :raises SnapshotCommitError: if a snapshot's known commit is not its record's ``base_commit``.
     """
     out = Path(out)
     if out.is_dir():
         raise IsADirectoryError(f"--out {out} is a directory; give a .jsonl file path")
     with exclusive_lock(out):
-        return _run_locked(explorer, records, repos_dir, out, overwrite, progress)
+        return _run_locked(explorer, records, repos_dir, out, overwrite, progress, shared_snapshots)
 
 
 def _run_locked(
-    explorer: Explorer, records: Sequence[BenchRecord], repos_dir: Path, out: Path, overwrite: bool, progress: bool
+    explorer: Explorer,
+    records: Sequence[BenchRecord],
+    repos_dir: Path,
+    out: Path,
+    overwrite: bool,
+    progress: bool,
+    shared_snapshots: bool,
 ) -> RunReport:
     config = explorer.explorer_config
     if overwrite and out.exists():
@@ -179,11 +190,12 @@ def _run_locked(
         for record in tqdm(records, desc=explorer.name, unit="instance", disable=not progress):
             if record.instance_id in done:
                 continue
-            snapshot = find_snapshot(record, repos_dir)
+            snapshot = find_snapshot(record, repos_dir, shared_snapshots)
             if snapshot is None:
                 report.missing.append(record.instance_id)
                 logger.warning("%s: no snapshot under %s; skipped", record.instance_id, repos_dir)
                 continue
+            commit = check_snapshot(record, snapshot)
             t0 = time.perf_counter()
             try:
                 regions = explorer.explore(snapshot, record.query, snapshot.name)
@@ -198,7 +210,8 @@ def _run_locked(
                 counts = file_line_counts(record.ground_truth, snapshot)
                 metrics = evaluate_instance(regions, record.ground_truth, counts)
             row = make_row(record.instance_id, explorer.name, regions, metrics, outcome=outcome, error=error,
-                           explorer_config=config)
+                           repo_revision=commit, explorer_config=config)
+            row["snapshot"] = str(snapshot)
             row["seconds"] = round(seconds, 4)
             writer.write(row)
             report.written += 1

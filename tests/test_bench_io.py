@@ -8,7 +8,17 @@ from typing import Any
 
 import pytest
 
-from swe_explore.evaluation.bench import BenchRecord, find_snapshot, load_bench, parse_record, snapshot_candidates
+from swe_explore.evaluation.bench import (
+    SNAPSHOT_MARKER,
+    BenchRecord,
+    SnapshotCommitError,
+    check_snapshot,
+    find_snapshot,
+    load_bench,
+    parse_record,
+    snapshot_candidates,
+    snapshot_commit,
+)
 from swe_explore.evaluation.line_counts import count_file_lines, file_line_counts, gt_paths
 from swe_explore.evaluation.metrics import METRIC_NAMES, zero_metrics
 from swe_explore.evaluation.results import (
@@ -110,7 +120,12 @@ def test_load_bench_errors_name_file_and_line(tmp_path: Path, line: str, message
         (lambda d: d["ground_truth"]["read_core_regions"][0].pop("end"), r"read_core_regions\[0\].*lacks \['end'\]"),
         (lambda d: d["ground_truth"]["read_core_regions"][0].update(start="1"), "non-integer start"),
         (lambda d: d["ground_truth"]["read_optional_regions_map"]["m"][0].update(path=3), "non-string path"),
-        (lambda d: d["ground_truth"].update(main_files="a.py"), "main_files is not a list"),
+        (lambda d: d["ground_truth"].update(main_files="a.py"), "main_files is a str, expected a list of paths"),
+        (lambda d: d["ground_truth"].update(read_core_files=None), "read_core_files is null, expected a list"),
+        (lambda d: d["ground_truth"].update(read_core_regions=None), "read_core_regions is null, expected a list"),
+        (lambda d: d["ground_truth"].update(modified_core_files=None), "modified_core_files is null"),
+        (lambda d: d["ground_truth"].update(read_optional_regions_map=None), "read_optional_regions_map is null"),
+        (lambda d: d["ground_truth"].update(read_optional_files_map=[]), "read_optional_files_map is a list"),
         (lambda d: d.pop("problem_statement"), "problem_statement"),
     ],
 )
@@ -154,18 +169,57 @@ def make_record(iid: str, repo_dir: str | None = None) -> BenchRecord:
     return BenchRecord(iid, "", "", "q", {"read_core_regions": []}, repo_dir=repo_dir)
 
 
-def test_snapshot_candidates_order(tmp_path: Path) -> None:
-    """Without repo_dir the candidates are instance_id, name, org__name, org-name, org."""
-    names = [p.name for p in snapshot_candidates(make_record("psf__requests-1142"), tmp_path)]
+def test_snapshot_candidates_are_exact_unless_shared_folders_are_allowed(tmp_path: Path) -> None:
+    """By default only <repos>/<instance_id>; with shared=True the reference's name, org__name, org-name, org."""
+    assert snapshot_candidates(make_record("psf__requests-1142"), tmp_path) == [tmp_path / "psf__requests-1142"]
+    names = [p.name for p in snapshot_candidates(make_record("psf__requests-1142"), tmp_path, shared=True)]
     assert names == ["psf__requests-1142", "requests", "psf__requests", "psf-requests", "psf"]
-    assert snapshot_candidates(make_record("no-double-underscore"), tmp_path) == []
+    assert snapshot_candidates(make_record("no-double-underscore"), tmp_path) == [tmp_path / "no-double-underscore"]
 
 
 @pytest.mark.parametrize("existing", ["requests", "psf__requests", "psf-requests", "psf"])
-def test_find_snapshot_fallbacks(tmp_path: Path, existing: str) -> None:
-    """Each fallback directory is found when it is the only one present."""
+def test_shared_folders_are_used_only_when_allowed(tmp_path: Path, existing: str) -> None:
+    """A shared folder of another commit is never taken silently (psf__requests-1142 was scored on a wrong tree);
+    with shared=True each fallback is found when it is the only one present."""
     (tmp_path / existing).mkdir()
-    assert find_snapshot(make_record("psf__requests-1142"), tmp_path) == tmp_path / existing
+    assert find_snapshot(make_record("psf__requests-1142"), tmp_path) is None
+    assert find_snapshot(make_record("psf__requests-1142"), tmp_path, shared=True) == tmp_path / existing
+
+
+def test_id_without_double_underscore_is_found_at_its_own_folder(tmp_path: Path) -> None:
+    """An instance_id without ``__`` is looked up at <repos>/<instance_id> like any other."""
+    (tmp_path / "mini-1").mkdir()
+    assert find_snapshot(make_record("mini-1"), tmp_path) == tmp_path / "mini-1"
+
+
+def test_snapshot_commit_from_marker_and_git_head(tmp_path: Path) -> None:
+    """The marker's base_commit, else .git HEAD, else None; a different commit is an error naming the record."""
+    import json as _json
+    import subprocess
+
+    marked = tmp_path / "marked"
+    marked.mkdir()
+    (marked / SNAPSHOT_MARKER).write_text(_json.dumps({"base_commit": "a" * 40}), encoding="utf-8")
+    assert snapshot_commit(marked) == "a" * 40
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert snapshot_commit(plain) is None
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "x.py").write_text("x = 1\n", encoding="utf-8")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "x.py"], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    assert snapshot_commit(repo) == head
+    record = parse_record({"instance_id": "o__r-1", "base_commit": "b" * 40, "problem_statement": "q",
+                           "ground_truth": {"read_core_files": [], "read_core_regions": []}})
+    with pytest.raises(SnapshotCommitError, match=r"o__r-1: snapshot .*marked is at commit aaaaaaaaaaaa"):
+        check_snapshot(record, marked)
+    assert check_snapshot(record, plain) is None
+    same = parse_record({**record.raw, "base_commit": head[:12]})
+    assert check_snapshot(same, repo) == head
 
 
 def test_find_snapshot_prefers_instance_id_and_returns_none_when_missing(tmp_path: Path) -> None:

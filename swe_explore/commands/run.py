@@ -6,7 +6,7 @@ Usage::
         [--chunker NAME [--max-lines N ...]] [--k 5] [--budget 500] [--model PATH] [--store DIR]
 
 With no arguments it runs BM25 over function chunks on the mini bench that ships with the project
-(``examples/mini``), offline, in seconds. ``--repos DIR`` holds one snapshot per ``instance_id``. Missing
+(``swe_explore/data/mini``), offline, in seconds. ``--repos DIR`` holds one snapshot per ``instance_id``. Missing
 indexes are built on the way (and saved in ``--store``); rows already in ``--out`` for the same explorer config
 are kept, so a killed run resumes where it stopped. ``--retriever reference_bm25|reference_tfidf|
 reference_potion`` re-runs the reference baselines (80/20 windows, 3000-chunk cap, raw top-K) for comparison.
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from swe_explore.evaluation.cli import MAIN_METRICS, add_bench_arguments, die, load_bench_args
 from swe_explore.explore.options import add_explorer_arguments, explorer_from_args
-from swe_explore.evaluation.results import evaluate_rows, format_table, read_rows, summarize
+from swe_explore.evaluation.results import Coverage, evaluate_rows, format_table, read_rows, summarize
 from swe_explore.evaluation.runner import ConcurrentRunError, ConfigMismatchError, run_explorer
 from swe_explore.indexes.store import config_key
 
@@ -48,13 +48,16 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or Path("outputs/results") / args.bench.stem / default_name
     t0 = time.perf_counter()
     try:
-        report = run_explorer(explorer, records, args.repos, out, args.overwrite, progress=not args.quiet)
+        report = run_explorer(explorer, records, args.repos, out, args.overwrite, progress=not args.quiet,
+                              shared_snapshots=args.shared_snapshots)
     except (ConfigMismatchError, ConcurrentRunError, IsADirectoryError, ValueError) as exc:
         die(parser, str(exc))
     if len(report.missing) == len(records):
         die(parser, f"none of the {len(records)} instances has a snapshot under {args.repos} "
                     f"(looked for <repos>/<instance_id>, see docs/metrics.md)")
-    scored = evaluate_rows(read_rows(out), records, args.repos, missing_rows="skip")
+    coverage = Coverage()
+    scored = evaluate_rows(read_rows(out), records, args.repos, missing_rows="skip",
+                           shared_snapshots=args.shared_snapshots, coverage=coverage)
     summary = summarize(scored, records)
     retried = f", {report.retried} retried" if report.retried else ""
     print(f"{explorer.name}: {summary['cases']} instances scored ({report.written} new, {report.resumed} resumed"
@@ -62,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{report.failed} failed, {len(report.missing)} without snapshot, {time.perf_counter() - t0:.1f} s; "
           f"rows in {out}")
     print(format_table({explorer.name: summary["metrics"]}, metrics=MAIN_METRICS))
+    for problem in coverage.problems():
+        print(f"warning: {problem}", file=sys.stderr)
     return 1 if report.failed else 0
 
 
