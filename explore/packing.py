@@ -152,10 +152,10 @@ def pack(
             continue
         regions.append(_Group(chunk.path, start, start + size - 1, rank, [chunk]))
         used += size
-    regions = _coalesce(regions)
+    regions = _merge_close(_coalesce(regions), cfg.merge_gap, cfg.budget)
     if cfg.fill and file_lines is not None:
         _fill(regions, cfg.budget - sum(r.n_lines for r in regions), region_cap, file_lines)
-        regions = _coalesce(regions)
+        regions = _merge_close(_coalesce(regions), cfg.merge_gap, cfg.budget)
     return [Region(r.path, r.start, r.end) for r in regions]
 
 
@@ -193,6 +193,52 @@ def _extend(region: _Group, start: int, end: int, chunk: Chunk, used: int, budge
         used += grow
     region.chunks.append(chunk)
     return used
+
+
+def _merge_close(regions: list[_Group], gap: int, budget: int) -> list[_Group]:
+    """Merge regions of one file at most ``gap`` lines apart (blank lines or not) into one, within the budget.
+
+    The lines in between join the merged region. When the budget has no room for them, as many lines are cut
+    from the tail of the lowest-ranked region (the lower region of the pair included, not the upper one, whose
+    tail is the gap's edge) as the merge adds; a pair whose merge cannot be paid for that way (no region long
+    enough to give the lines up) stays apart, and so do the pairs after it. The merged region
+    keeps the better rank and may exceed ``max_region_lines``, which bounds how far a region grows, not two
+    regions that meet. Regions come in and go out in rank order.
+
+    :param regions: coalesced regions, in rank order (no overlap, no adjacency).
+    :param gap: the packer's ``merge_gap`` (lines).
+    :param budget: the line budget.
+    :return: the regions, fewer when some merged.
+    """
+    regions = list(regions)
+    while True:
+        pair = _close_pair(regions, gap)
+        if pair is None:
+            return regions
+        first, second = pair
+        between = second.start - first.end - 1
+        over = sum(r.n_lines for r in regions) + between - budget
+        if over > 0:
+            donors = [r for r in regions if r is not first and r.n_lines > over]  # cutting `first` widens the gap
+            if not donors:
+                return regions
+            max(donors, key=lambda r: r.rank).end -= over
+        keep, drop = (first, second) if first.rank < second.rank else (second, first)
+        keep.start, keep.end = first.start, second.end
+        keep.chunks.extend(drop.chunks)
+        regions.remove(drop)
+
+
+def _close_pair(regions: Sequence[_Group], gap: int) -> tuple[_Group, _Group] | None:
+    """The first pair (in rank order) of regions of one file separated by ``1..gap`` lines, upper one first."""
+    for i, a in enumerate(regions):
+        for b in regions[i + 1 :]:
+            if a.path != b.path:
+                continue
+            upper, lower = (a, b) if a.start < b.start else (b, a)
+            if 0 < lower.start - upper.end - 1 <= gap:
+                return upper, lower
+    return None
 
 
 def _coalesce(regions: list[_Group]) -> list[_Group]:

@@ -152,3 +152,51 @@ def test_default_config_caps_regions_per_file_and_merges_near_chunks() -> None:
     ranked = [_c("a.py", 1, 5), _c("a.py", 20, 24), _c("a.py", 100, 104), _c("a.py", 200, 204), _c("b.py", 1, 3)]
     regions = pack(ranked, PackConfig(fill=False))
     assert _spans(regions) == [("a.py", 1, 24), ("a.py", 100, 104), ("b.py", 1, 3)]
+
+
+def test_regions_left_close_by_fill_merge_and_the_lowest_ranked_region_pays() -> None:
+    """Two regions of one file that fill leaves within merge_gap become one (the seaborn-3069 scales.py
+    137-147 / 149-280 case); with the budget spent, the lines in between are cut from the tail of the
+    lowest-ranked other region. Without merge_gap they stay apart."""
+    ranked = [_c("s.py", 1, 10), _c("s.py", 40, 50), _c("t.py", 1, 40)]
+    lines = {"s.py": 100, "t.py": 40}
+    # 10 + 11 + 40 = 61 lines; fill spends the 10 left on s.py 1-10 (down to 1-20): s.py 1-20 and 40-50 are
+    # 19 lines apart. Merging adds those 19 lines, so t.py (rank 2, 40 lines) gives up 19: 1-21.
+    merged = pack(ranked, PackConfig.plain(budget=71, merge_gap=20, fill=True), file_lines=lines)
+    assert _spans(merged) == [("s.py", 1, 50), ("t.py", 1, 21)]
+    assert sum(r.n_lines for r in merged) == 71
+    apart = pack(ranked, PackConfig.plain(budget=71, fill=True), file_lines=lines)
+    assert _spans(apart) == [("s.py", 1, 20), ("s.py", 40, 50), ("t.py", 1, 40)]
+
+
+def test_a_merge_nobody_can_pay_for_is_left_out() -> None:
+    """If no region other than the upper one of the pair is long enough to give up the gap lines, no merge."""
+    ranked = [_c("s.py", 1, 10), _c("s.py", 40, 50)]
+    regions = pack(ranked, PackConfig.plain(budget=31, merge_gap=20, fill=True), file_lines={"s.py": 100})
+    assert _spans(regions) == [("s.py", 1, 20), ("s.py", 40, 50)]  # 19 lines needed, s.py 40-50 has 11
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_no_two_regions_of_a_file_stay_within_merge_gap_when_the_budget_allows(seed: int) -> None:
+    """Invariant: after packing, two regions of one file are more than merge_gap lines apart unless every other
+    region is too short to pay for the lines in between; K, B and no-overlap still hold."""
+    rng = random.Random(1000 + seed)
+    files = {f"f{i}.py": rng.randint(50, 400) for i in range(rng.randint(1, 4))}
+    ranked = []
+    for _ in range(rng.randint(1, 40)):
+        path = rng.choice(sorted(files))
+        start = rng.randint(1, files[path])
+        ranked.append(_c(path, start, min(files[path], start + rng.randint(0, 60))))
+    cfg = PackConfig(k=rng.randint(2, 8), budget=rng.randint(50, 600), merge_gap=rng.randint(1, 25),
+                     fill=rng.random() < 0.5)
+    regions = pack(ranked, cfg, file_lines=files)
+    assert len(regions) <= cfg.k and sum(r.n_lines for r in regions) <= cfg.budget
+    for i, a in enumerate(regions):
+        for b in regions[i + 1 :]:
+            if a.path == b.path:
+                between = max(a.start, b.start) - min(a.end, b.end) - 1
+                assert between > 0
+                if between <= cfg.merge_gap:
+                    over = sum(r.n_lines for r in regions) + between - cfg.budget
+                    upper = a if a.start < b.start else b
+                    assert all(r.n_lines <= over for r in regions if r != upper)
