@@ -8,6 +8,7 @@ subcommand     script                       what it does
 ``evaluate``   ``scripts/evaluate.py``      score result files: the 17 SWE-Explore metrics
 ``compare``    ``scripts/compare_chunkers.py``  the chunker x retriever grid with tables and plots
 ``chunks``     ``scripts/show_chunks.py``   the chunks of a file or folder as JSON lines
+``explore``    ``scripts/explore.py``       explore one folder with a free-text issue (no bench record)
 =============  ===========================  ==================================================================
 
 ``swe-explore SUBCOMMAND --help`` prints the subcommand's options.
@@ -25,6 +26,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("evaluate", "score result files: the 17 SWE-Explore metrics"),
     "compare": ("compare", "the chunker x retriever grid with tables and plots"),
     "chunks": ("chunks", "the chunks of a file or folder as JSON lines"),
+    "explore": ("explore", "explore one folder with a free-text issue: ranked regions with their first lines"),
 }
 
 

@@ -1,0 +1,70 @@
+"""``scripts/explore.py``: one folder, a free-text issue, ranked regions; indexes never in the working directory."""
+
+from __future__ import annotations
+
+import io
+import json
+import runpy
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GOSERVER = ROOT / "swe_explore" / "data" / "mini" / "repos" / "mini__goserver-2"
+QUERY = "ServeHTTP ignores the X-Timeout request header"
+
+
+def _explore(argv: list[str]) -> int:
+    return int(runpy.run_path(str(ROOT / "scripts" / "explore.py"))["main"](argv))
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from an empty working directory with the default store in ``tmp_path/cache``."""
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    monkeypatch.setenv("SWE_EXPLORE_STORE", str(tmp_path / "cache"))
+
+
+def test_json_output_lists_k_regions_with_their_first_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    """--format json gives at most K regions within the budget, each with its first lines from the file."""
+    argv = [str(GOSERVER), QUERY, "--k", "2", "--budget", "40", "--format", "json", "--no-fill"]
+    assert _explore(argv) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["k"] == 2 and payload["explorer"] == "bm25+function"
+    regions = payload["regions"]
+    assert 1 <= len(regions) <= 2 and sum(r["end"] - r["start"] + 1 for r in regions) <= 40
+    first = regions[0]
+    assert first["path"] == "server/handler.go"
+    lines = (GOSERVER / first["path"]).read_text().split("\n")
+    assert first["lines"] == lines[first["start"] - 1 : first["start"] + 2]
+
+
+def test_issue_from_stdin_and_text_format(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-`` reads the issue from standard input; the text format numbers the regions and their lines."""
+    monkeypatch.setattr("sys.stdin", io.StringIO(QUERY))
+    assert _explore([str(GOSERVER), "-", "--k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("bm25+function: 1 region(s)")
+    assert "\n1. server/handler.go:" in out
+
+
+def test_default_store_is_the_cache_not_the_working_directory(tmp_path: Path) -> None:
+    """Without --store the index goes to $SWE_EXPLORE_STORE (the user cache), nothing into the cwd; the store
+    entry is named after the folder and a hash of its path."""
+    assert _explore([str(GOSERVER), QUERY]) == 0
+    assert list((tmp_path / "cwd").iterdir()) == []
+    (entry,) = list((tmp_path / "cache").iterdir())
+    assert entry.name.startswith("mini__goserver-2-") and len(entry.name) == len("mini__goserver-2-") + 8
+
+
+def test_bad_folder_and_empty_issue_are_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A missing folder or an empty issue text exits 2 with a message naming the problem."""
+    with pytest.raises(SystemExit) as exc:
+        _explore([str(tmp_path / "nope"), "x"])
+    assert exc.value.code == 2 and "nope is not a directory" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        _explore([str(GOSERVER), "   "])
+    assert exc.value.code == 2 and "issue text is empty" in capsys.readouterr().err
