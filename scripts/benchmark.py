@@ -46,10 +46,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from swe_explore.chunking.walk import walk_snapshot
+
 ROOT = Path(__file__).resolve().parent.parent
 DEV_REPOS = ROOT / "repos" / "dev"
 DEV_BENCH = ROOT.parent / "shared" / "data" / "dev.jsonl"
-MINI_REPOS = ROOT / "swe_explore" / "data" / "mini" / "repos"
+#: Below this many indexed lines a snapshot measures fixed costs (imports, model load), not indexing speed.
+MIN_LINES = 10_000
 MINI_BENCH = ROOT / "swe_explore" / "data" / "mini" / "mini.jsonl"
 DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "potion-base-8M"
 SECTION = "## Speed and memory"
@@ -506,6 +509,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-repos", type=Path, default=None, metavar="DIR",
                         help="also time indexing every snapshot under DIR in --jobs processes (e.g. repos/dev)")
     parser.add_argument("--jobs", type=int, default=2, help="processes of the --batch-repos run (default: 2)")
+    parser.add_argument("--allow-small", action="store_true",
+                        help=f"measure a snapshot of fewer than {MIN_LINES:,} indexed lines (fixed costs dominate)")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -514,9 +519,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.repeats < 1:
         parser.error("--repeats must be >= 1")
-    snapshot = args.snapshot or largest_snapshot(DEV_REPOS) or largest_snapshot(MINI_REPOS)
-    if snapshot is None or not snapshot.is_dir():
+    snapshot = args.snapshot or largest_snapshot(DEV_REPOS)
+    if snapshot is None:
+        parser.error(f"no snapshot given and none under {DEV_REPOS}: materialise the dev set (README, 'On real "
+                     "SWE-Explore instances') or pass --snapshot DIR")
+    if not snapshot.is_dir():
         parser.error(f"snapshot {snapshot} is not a directory")
+    n_lines = sum(len(f.lines) for f in walk_snapshot(snapshot)[0])
+    if n_lines < MIN_LINES and not args.allow_small:
+        parser.error(f"snapshot {snapshot} has only {n_lines:,} indexed lines: per-100K-line figures would measure "
+                     f"fixed costs; pass a real snapshot (--snapshot DIR) or --allow-small")
     bench = args.bench or (DEV_BENCH if DEV_BENCH.is_file() else MINI_BENCH)
     from swe_explore.evaluation.bench import load_bench
 
@@ -529,8 +541,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--model {model} is not a directory (a local model2vec model is needed)")
     model = str(Path(model).resolve())
     cpu = args.cpu if args.cpu is not None else min(os.sched_getaffinity(0))
-    print(f"benchmark: {snapshot} with {len(queries)} queries from {bench}, model {model}, core {cpu}",
-          file=sys.stderr)
+    print(f"benchmark: {snapshot} ({n_lines:,} indexed lines) with {len(queries)} queries from {bench}, "
+          f"model {model}, core {cpu}", file=sys.stderr)
     t0 = time.perf_counter()
     if args.batch_repos is not None and not args.batch_repos.is_dir():
         parser.error(f"--batch-repos {args.batch_repos} is not a directory")

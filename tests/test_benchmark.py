@@ -40,3 +40,15 @@ def test_largest_snapshot_and_quantiles(tmp_path: Path) -> None:
     assert BENCHMARK["largest_snapshot"](tmp_path) == tmp_path / "b"
     assert BENCHMARK["largest_snapshot"](tmp_path / "missing") is None
     assert BENCHMARK["_pct"]([1.0, 2.0, 3.0, 4.0, 5.0], 0.95) == pytest.approx(4.8)
+
+
+def test_a_tiny_snapshot_is_refused_unless_allowed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A snapshot of fewer than MIN_LINES indexed lines is an error naming it and its line count (the mini
+    repository once produced "5.0 s per 100K lines" that measured only fixed costs)."""
+    snapshot = tmp_path / "tiny"
+    snapshot.mkdir()
+    (snapshot / "a.py").write_text("x = 1\ny = 2\n")
+    with pytest.raises(SystemExit) as exc:
+        BENCHMARK["main"](["--snapshot", str(snapshot)])
+    assert exc.value.code == 2
+    assert f"snapshot {snapshot} has only 2 indexed lines" in capsys.readouterr().err
