@@ -8,6 +8,7 @@ subcommand     script                       what it does
 ``evaluate``   ``scripts/evaluate.py``      score result files: the 17 SWE-Explore metrics
 ``compare``    ``scripts/compare_chunkers.py``  the chunker x retriever grid with tables and plots
 ``chunks``     ``scripts/show_chunks.py``   the chunks of a file or folder as JSON lines
+``mine``       ``scripts/mine_history.py``  mine a labelled bench from a git mirror's history
 =============  ===========================  ==================================================================
 
 ``swe-explore SUBCOMMAND --help`` prints the subcommand's options.
@@ -25,6 +26,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("evaluate", "score result files: the 17 SWE-Explore metrics"),
     "compare": ("compare", "the chunker x retriever grid with tables and plots"),
     "chunks": ("chunks", "the chunks of a file or folder as JSON lines"),
+    "mine": ("mine", "mine a labelled bench from a git mirror's history"),
 }
 
 
