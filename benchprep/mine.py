@@ -1009,7 +1009,8 @@ def report_path(out: str | Path) -> Path:
 
 
 def write_atomic(path: str | Path, text: str) -> None:
-    """Write a text file atomically (a temporary file in the same directory, then ``os.replace``).
+    """Write a text file atomically (a temporary file in the same directory, then ``os.replace``), with the
+    permissions a plain ``open()`` would give it (``0666`` minus the umask).
 
     :param path: the target file; its directory is created.
     :param text: the content (written as UTF-8).
@@ -1020,6 +1021,9 @@ def write_atomic(path: str | Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the permissions open() would
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -273,6 +273,9 @@ def test_script_writes_bench_and_report(history: dict[str, Any], tmp_path: Path,
     report = json.loads((tmp_path / "mined" / "bench.jsonl.report.json").read_text())
     assert report["accepted"] == 2 and report["config"]["max_records"] == 2 and report["out"] == str(out)
     assert sorted(p.name for p in out.parent.iterdir()) == ["bench.jsonl", "bench.jsonl.report.json"]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's 0600
     assert "acme/widgets: 2 record(s)" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exc:
         main(["--mirror", str(tmp_path / "nope"), "--out", str(out)])
