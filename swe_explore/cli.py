@@ -9,6 +9,7 @@ subcommand     script                       what it does
 ``compare``    ``scripts/compare_chunkers.py``  the chunker x retriever grid with tables and plots
 ``chunks``     ``scripts/show_chunks.py``   the chunks of a file or folder as JSON lines
 ``explore``    ``scripts/explore.py``       explore one folder with a free-text issue (no bench record)
+``mine``       ``scripts/mine_history.py``  mine a labelled bench from a git mirror's history
 =============  ===========================  ==================================================================
 
 ``swe-explore SUBCOMMAND --help`` prints the subcommand's options.
@@ -27,6 +28,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("compare", "the chunker x retriever grid with tables and plots"),
     "chunks": ("chunks", "the chunks of a file or folder as JSON lines"),
     "explore": ("explore", "explore one folder with a free-text issue: ranked regions with their first lines"),
+    "mine": ("mine", "mine a labelled bench from a git mirror's history"),
 }
 
 
