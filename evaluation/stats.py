@@ -239,7 +239,7 @@ class Comparison:
     :ivar seed: the seed.
     :ivar ci_method: the bootstrap interval method.
     :ivar exact: whether the permutation tests enumerated all 2^n sign assignments.
-    :ivar excluded: instances held by some files but not all, per label that holds them.
+    :ivar excluded: per label, the instances other files hold but it lacks (left out of the comparison).
     """
 
     baseline: str
@@ -288,16 +288,17 @@ class Comparison:
 def common_instances(
     rows_by_label: Mapping[str, Iterable[Mapping[str, Any]]],
 ) -> tuple[list[str], dict[str, list[str]]]:
-    """The instance ids present in every labelled row list, and those left out per label.
+    """The instance ids present in every labelled row list, and, per label, the ids it lacks of the others'.
 
     :param rows_by_label: ``{label: rows}``, each row with an ``instance_id``.
-    :return: ``(common ids sorted, {label: sorted ids of that label not in all others})`` (labels with none
-        left out are omitted).
+    :return: ``(common ids sorted, {label: sorted ids held by another label but not by this one})`` (labels
+        lacking none are omitted); the instances left out of a comparison are the union of the lists.
     """
     ids = {label: {str(row["instance_id"]) for row in rows} for label, rows in rows_by_label.items()}
     common = set.intersection(*ids.values()) if ids else set()
-    excluded = {label: sorted(held - common) for label, held in ids.items() if held - common}
-    return sorted(common), excluded
+    union = set.union(*ids.values()) if ids else set()
+    lacking = {label: sorted(union - held) for label, held in ids.items() if union - held}
+    return sorted(common), lacking
 
 
 def metric_vectors(
@@ -411,7 +412,7 @@ def compare_rows(
     :param baseline: the baseline label.
     :param metrics: the metrics to compare.
     :param options: ``confidence``, ``n_resamples``, ``seed``, ``ci_method`` of :func:`compare`.
-    :return: the comparison; ``excluded`` lists the instances some files lack.
+    :return: the comparison; ``excluded`` lists, per file, the instances it lacks.
     :raises ValueError: if no instance is present in every file, or as :func:`compare`.
     """
     ids, excluded = common_instances(rows_by_label)

@@ -85,6 +85,47 @@ def test_evaluate_prints_the_table(tmp_path: Path, capsys: pytest.CaptureFixture
     assert summary["metrics"]["hit_file_rate"] == pytest.approx(mean_hit)
 
 
+def _write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_evaluate_compare_two_tiny_result_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``gold`` predicts each instance's core regions (all hit metrics 1), ``empty`` predicts nothing (all 0) and
+    lacks one instance: 3 instances compared; 3 differences of +1 give the exact p = 2 / 2^3 = 0.25."""
+    records = [json.loads(line) for line in MINI_BENCH.read_text().splitlines()]
+    gold = _write_rows(tmp_path / "gold.jsonl", [
+        {"instance_id": r["instance_id"], "explorer": "gold", "regions": r["ground_truth"]["read_core_regions"]}
+        for r in records])
+    empty = _write_rows(tmp_path / "empty.jsonl", [
+        {"instance_id": r["instance_id"], "explorer": "empty", "regions": []} for r in records[:3]])
+    argv = ["--bench", str(MINI_BENCH), "--repos", str(MINI_REPOS), str(gold), str(empty), "--compare",
+            "--baseline", str(empty), "--metrics", "main", "--json", str(tmp_path / "s.json"),
+            "--per-instance-csv", str(tmp_path / "pi.csv")]
+    capsys.readouterr()
+    assert _script("evaluate")(argv) == 0
+    printed = capsys.readouterr().out
+    missing = records[3]["instance_id"]
+    assert f"compared: 3 instances present in all 2 files, baseline 'empty' (left out: 1 missing from empty: {missing})" \
+        in printed
+    table = printed.split("compared: ")[1].splitlines()
+    assert table[1].split("|")[1:3] == [" metric    ", " empty                           "]
+    assert table[3] == "| HitFile   | 0.000 [0.000, 0.000] (baseline) | 1.000 [1.000, 1.000] p=0.250 |"
+    assert "n = 3 instances present in all 2 compared files" in printed
+    summaries = json.loads((tmp_path / "s.json").read_text())
+    assert list(summaries) == ["empty", "gold"]
+    # the means table still scores the missing row as 0 (4 cases); the comparison keeps the 3 common ones
+    assert summaries["empty"]["cases"] == 4 and summaries["empty"]["per_instance"][3]["outcome"] == "NOT_ATTEMPTED"
+    assert [r["metrics"]["recall"] for r in summaries["gold"]["per_instance"]] == [1.0] * 4
+    hit = summaries["gold"]["comparison"]["metrics"]["hit_file_rate"]
+    assert (hit["mean"], hit["delta"], hit["p"], hit["p_holm"]) == (1.0, 1.0, 0.25, 0.25)
+    assert summaries["empty"]["comparison"]["metrics"]["hit_file_rate"]["p"] is None
+    csv_lines = (tmp_path / "pi.csv").read_text().splitlines()
+    assert csv_lines[0].startswith("label,instance_id,outcome,precision,recall,")
+    assert len(csv_lines) == 1 + 4 + 4
+    assert csv_lines[5].startswith(f"gold,{records[0]['instance_id']},SUCCESS,")
+
+
 def test_index_repos_builds_then_skips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """index_repos.py builds every mini snapshot with two retrievers, then finds them all up to date."""
     argv = ["--repos", str(MINI_REPOS), "--out", str(tmp_path / "store"), "--quiet",
