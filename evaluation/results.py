@@ -350,7 +350,9 @@ def summarize(
     }
 
 
-def instance_metrics(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str] = METRIC_NAMES) -> list[dict[str, Any]]:
+def instance_metrics(
+    rows: Iterable[Mapping[str, Any]], metrics: Sequence[str] = METRIC_NAMES
+) -> list[dict[str, Any]]:
     """The per-instance metric rows of scored rows, without regions: what means and statistical tests are made of.
 
     :param rows: scored rows (:func:`evaluate_rows`); a missing metric counts as 0.0.
@@ -385,7 +387,8 @@ def write_instance_csv(
         writer.writerow(["label", "instance_id", "outcome", *metrics])
         for label, rows in rows_by_label.items():
             for row in instance_metrics(rows, metrics):
-                writer.writerow([label, row["instance_id"], row["outcome"], *(repr(row["metrics"][m]) for m in metrics)])
+                values = (repr(row["metrics"][m]) for m in metrics)
+                writer.writerow([label, row["instance_id"], row["outcome"], *values])
                 count += 1
     return count
 

@@ -121,8 +121,9 @@ def paired_permutation_test(
     Under the null hypothesis the two scores of an instance are exchangeable, so the sign of each difference
     ``x_i - y_i`` is flipped at random. :func:`scipy.stats.permutation_test` with ``permutation_type="samples"``
     does this exactly over all 2^n assignments when 2^n <= ``n_resamples`` (:func:`is_exact`), else over
-    ``n_resamples`` random ones (seeded; p = (hits + 1) / (n_resamples + 1), never 0). Two-sided p = 2 min(P(T <= t), P(T >= t)), capped at 1.
-    Identical vectors give p = 1; n distinct positive differences give the exact p = 2 / 2^n.
+    ``n_resamples`` random ones (seeded; p = (hits + 1) / (n_resamples + 1), never 0). Two-sided
+    p = 2 min(P(T <= t), P(T >= t)), capped at 1.
+    Identical vectors give p = 1; n distinct positive differences give the exact p = 2 / 2^n (so n = 1 gives 1).
 
     :param x: scores of one file, shape ``(n,)``.
     :param y: scores of the other file on the same instances, same order and shape.
@@ -134,6 +135,8 @@ def paired_permutation_test(
     a, b = _vector(x, "x"), _vector(y, "y")
     if a.shape != b.shape:
         raise ValueError(f"paired vectors differ in length: {a.size} and {b.size}")
+    if a.size == 1:  # the two sign assignments give t and -t: p = 2 * 1/2 (scipy needs n >= 2)
+        return 1.0
     result = scipy_stats.permutation_test(
         (a, b),
         _mean_difference,

@@ -41,8 +41,9 @@ def test_better_on_every_instance_gives_the_exact_sign_flip_p_value() -> None:
     assert is_exact(5)
     assert paired_permutation_test(x, y) == pytest.approx(0.0625)
     assert paired_permutation_test(y, x) == pytest.approx(0.0625)
-    # n = 8: 2 / 256
+    # n = 8: 2 / 256; n = 1: 2 / 2 = 1
     assert paired_permutation_test(np.arange(1.0, 9.0), np.zeros(8)) == pytest.approx(2 / 256)
+    assert paired_permutation_test([1.0], [0.0]) == 1.0
 
 
 def test_mixed_signs_exact_p_value() -> None:

@@ -132,8 +132,8 @@ def main(argv: list[str] | None = None) -> int:
             die(parser, str(exc))
         print(f"\n{_compared_line(comparison)}")
         print(format_comparison(comparison, metrics_as="rows"))
-        for label in summaries:
-            summaries[label]["comparison"] = comparison.to_dict(label)
+        for label, summary in summaries.items():
+            summary["comparison"] = comparison.to_dict(label)
     if args.per_instance_csv:
         count = write_instance_csv(args.per_instance_csv, scored_by_label)
         print(f"wrote {count} per-instance rows to {args.per_instance_csv}", file=sys.stderr)
