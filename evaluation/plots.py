@@ -8,7 +8,7 @@ pixels. Conventions, so that a reader never mistakes one thing for another:
   :func:`swe_explore.evaluation.stats.format_cell` (``▲**``...);
 - a missing cell (no result) is a full-height hatched grey placeholder with the text ``n/a``, never an empty slot
   that could be read as 0; a zero mean is a zero-height bar labelled ``0.000``;
-- the baseline's bar has a thick black edge and its label says ``(baseline)``.
+- the baseline's bar has a thick black edge and its label says ``(baseline)`` on a second line.
 """
 
 from __future__ import annotations
@@ -57,10 +57,10 @@ class Bar:
 
 
 def value_label(bar: Bar, digits: int = 3) -> str:
-    """The text drawn above a bar: ``"0.412▲*"``, ``"0.300 (baseline)"`` or ``"n/a"``."""
+    """The text drawn above a bar: ``"0.412▲*"``, ``"0.300\\n(baseline)"`` or ``"n/a"``."""
     if bar.mean is None:
         return NA_TEXT
-    return f"{bar.mean:.{digits}f}{bar.marker}" + (" (baseline)" if bar.baseline else "")
+    return f"{bar.mean:.{digits}f}{bar.marker}" + ("\n(baseline)" if bar.baseline else "")
 
 
 def bar_chart(

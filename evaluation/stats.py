@@ -455,21 +455,25 @@ def format_cell(stats: MetricStats, *, baseline: bool = False, digits: int = 3) 
     return f"{text} {marker + ' ' if marker else ''}{format_p(stats.p_holm, digits)}"
 
 
-def legend(comparison: Comparison) -> str:
-    """The sentence under a comparison table stating n, the CI, the test, the correction and the markers."""
+def legend(comparison: Comparison, metrics: Sequence[str] | None = None) -> str:
+    """The sentence under a comparison table stating n, the CI, the test, the correction and the markers.
+
+    :param comparison: the comparison.
+    :param metrics: the metrics the table shows (for the lower-is-better note; default all compared).
+    """
     test = (
         "exact over all 2^n sign flips"
         if comparison.exact
         else f"{comparison.n_resamples:,} random sign flips, seed {comparison.seed}"
     )
-    lower = [SHORT_NAMES.get(m, m) for m in comparison.metrics if m in LOWER_IS_BETTER]
+    lower = [SHORT_NAMES.get(m, m) for m in (metrics or comparison.metrics) if m in LOWER_IS_BETTER]
     note = f" Lower is better for {', '.join(lower)}." if lower else ""
     return (
         f"n = {comparison.n} instances present in all {len(comparison.labels)} compared files. "
         f"Cell: mean [{comparison.confidence:.0%} bootstrap CI: {comparison.ci_method}, "
         f"{comparison.n_resamples:,} resamples of the instances, seed {comparison.seed}]; "
         f"p: two-sided paired permutation (randomization) test of the mean difference vs `{comparison.baseline}` "
-        f"({test}), Holm-adjusted across the {len(comparison.labels) - 1} compared file(s) per metric; "
+        f"({test}), Holm-adjusted per metric over the {len(comparison.labels) - 1} comparison(s) with the baseline; "
         f"▲/▼ significantly above/below the baseline, * p < 0.05, ** p < 0.01.{note}"
     )
 
@@ -515,4 +519,4 @@ def format_comparison(
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |" for r in [header, *body]]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    return "\n".join(lines) + (f"\n\n{legend(comparison)}" if with_legend else "")
+    return "\n".join(lines) + (f"\n\n{legend(comparison, shown)}" if with_legend else "")

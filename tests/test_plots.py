@@ -26,7 +26,7 @@ def test_bar_chart_labels_every_bar_and_marks_missing_cells() -> None:
     ]
     fig, ax = plt.subplots()
     bar_chart(ax, bars, ylabel="nDCG@500", title="nDCG@500 (n=5)", series_title="chunker")
-    assert _texts(ax) == ["0.500 (baseline)", "0.700▲*", "0.000", NA_TEXT]
+    assert _texts(ax) == ["0.500\n(baseline)", "0.700▲*", "0.000", NA_TEXT]
     # the y range leaves room above the highest CI (0.8); the placeholder spans it, hatched
     top = ax.get_ylim()[1]
     assert top == pytest.approx(0.8 * 1.25)
@@ -61,6 +61,7 @@ def test_value_label() -> None:
     """Three digits, marker, baseline note, n/a."""
     assert value_label(Bar("g", "s", 0.12345, marker="▼**")) == "0.123▼**"
     assert value_label(Bar("g", "s", None)) == "n/a"
+    assert value_label(Bar("g", "s", 0.5, baseline=True)) == "0.500\n(baseline)"
 
 
 def test_delta_chart_sorts_and_counts() -> None:

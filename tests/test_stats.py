@@ -192,3 +192,15 @@ def test_format_comparison_table() -> None:
         "| base | 0.000 [0.000, 0.000] (baseline)  |",
         "| new  | 1.000 [1.000, 1.000] ▲** p=0.008 |",
     ]
+
+
+def test_legend_names_lower_is_better_metrics_shown() -> None:
+    """The noise rates are flagged as lower-is-better only when the table shows them."""
+    values = {
+        "a": {"recall": [0.1, 0.2], "noise_file_rate": [0.3, 0.4]},
+        "b": {"recall": [0.2, 0.2], "noise_file_rate": [0.1, 0.4]},
+    }
+    result = compare(values, "a", ["recall", "noise_file_rate"])
+    assert format_comparison(result).endswith("Lower is better for NoiseFile.")
+    assert "Lower is better" not in format_comparison(result, metrics=["recall"])
+    assert "over the 1 comparison(s) with the baseline" in format_comparison(result)

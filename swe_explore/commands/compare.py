@@ -300,7 +300,8 @@ def plot(directory: Path, summary: dict[str, dict[str, Any]], languages: list[st
             fig, ax = plt.subplots(figsize=(min(16.0, max(8.5, 4.0 + 0.6 * len(bars))), 5.0))
             if comparison is not None:
                 heading = (f"{title} ({scope}, n={comparison.n} instances): mean, 95% bootstrap CI\n"
-                           f"▲/▼ * p<0.05, ** p<0.01 vs {comparison.baseline} (paired permutation test, Holm)")
+                           f"▲/▼ significantly above/below {comparison.baseline}: * p<0.05, ** p<0.01 "
+                           "(paired permutation test, Holm)")
             else:
                 heading = f"{title} ({scope}): mean"
             bar_chart(ax, bars, ylabel=title, title=heading, series_title="chunker")
