@@ -15,6 +15,7 @@ instances, where errors are scored 0 and included and instances without a snapsh
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 from collections import Counter
@@ -444,6 +445,49 @@ def summarize(
             repo: {"cases": len(group), "metrics": mean_metrics(group)} for repo, group in sorted(groups.items())
         },
     }
+
+
+def instance_metrics(
+    rows: Iterable[Mapping[str, Any]], metrics: Sequence[str] = METRIC_NAMES
+) -> list[dict[str, Any]]:
+    """The per-instance metric rows of scored rows, without regions: what means and statistical tests are made of.
+
+    :param rows: scored rows (:func:`evaluate_rows`); a missing metric counts as 0.0.
+    :param metrics: the metric names to keep.
+    :return: ``[{"instance_id", "outcome", "metrics": {metric: value}}]`` in row order.
+    """
+    return [
+        {
+            "instance_id": row["instance_id"],
+            "outcome": str(row.get("outcome", OUTCOME_SUCCESS)),
+            "metrics": {m: float((row.get("metrics") or {}).get(m, 0.0)) for m in metrics},
+        }
+        for row in rows
+    ]
+
+
+def write_instance_csv(
+    path: str | Path, rows_by_label: Mapping[str, Iterable[Mapping[str, Any]]], metrics: Sequence[str] = METRIC_NAMES
+) -> int:
+    """Write per-instance metrics of several labelled files as one CSV: ``label, instance_id, outcome, metrics...``.
+
+    :param path: the CSV file (parent directories are created; an existing file is replaced).
+    :param rows_by_label: ``{label: scored rows}`` (labels = explorers, files or grid cells).
+    :param metrics: the metric columns, in order.
+    :return: the number of data rows written.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["label", "instance_id", "outcome", *metrics])
+        for label, rows in rows_by_label.items():
+            for row in instance_metrics(rows, metrics):
+                values = (repr(row["metrics"][m]) for m in metrics)
+                writer.writerow([label, row["instance_id"], row["outcome"], *values])
+                count += 1
+    return count
 
 
 def format_table(

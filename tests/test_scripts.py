@@ -85,6 +85,47 @@ def test_evaluate_prints_the_table(tmp_path: Path, capsys: pytest.CaptureFixture
     assert summary["metrics"]["hit_file_rate"] == pytest.approx(mean_hit)
 
 
+def _write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_evaluate_compare_two_tiny_result_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``gold`` predicts each instance's core regions (all hit metrics 1), ``empty`` predicts nothing (all 0) and
+    lacks one instance: 3 instances compared; 3 differences of +1 give the exact p = 2 / 2^3 = 0.25."""
+    records = [json.loads(line) for line in MINI_BENCH.read_text().splitlines()]
+    gold = _write_rows(tmp_path / "gold.jsonl", [
+        {"instance_id": r["instance_id"], "explorer": "gold", "regions": r["ground_truth"]["read_core_regions"]}
+        for r in records])
+    empty = _write_rows(tmp_path / "empty.jsonl", [
+        {"instance_id": r["instance_id"], "explorer": "empty", "regions": []} for r in records[:3]])
+    argv = ["--bench", str(MINI_BENCH), "--repos", str(MINI_REPOS), str(gold), str(empty), "--compare",
+            "--baseline", str(empty), "--metrics", "main", "--json", str(tmp_path / "s.json"),
+            "--per-instance-csv", str(tmp_path / "pi.csv")]
+    capsys.readouterr()
+    assert _script("evaluate")(argv) == 0
+    printed = capsys.readouterr().out
+    missing = records[3]["instance_id"]
+    assert ("compared: 3 instances present in all 2 files, baseline 'empty' "
+            f"(left out: 1 missing from empty: {missing})") in printed
+    table = printed.split("compared: ")[1].splitlines()
+    assert table[1].split("|")[1:3] == [" metric    ", " empty                           "]
+    assert table[3] == "| HitFile   | 0.000 [0.000, 0.000] (baseline) | 1.000 [1.000, 1.000] p=0.250 |"
+    assert "n = 3 instances present in all 2 compared files" in printed
+    summaries = json.loads((tmp_path / "s.json").read_text())
+    assert list(summaries) == ["empty", "gold"]
+    # the means table still scores the missing row as 0 (4 cases); the comparison keeps the 3 common ones
+    assert summaries["empty"]["cases"] == 4 and summaries["empty"]["per_instance"][3]["outcome"] == "NOT_ATTEMPTED"
+    assert [r["metrics"]["recall"] for r in summaries["gold"]["per_instance"]] == [1.0] * 4
+    hit = summaries["gold"]["comparison"]["metrics"]["hit_file_rate"]
+    assert (hit["mean"], hit["delta"], hit["p"], hit["p_holm"]) == (1.0, 1.0, 0.25, 0.25)
+    assert summaries["empty"]["comparison"]["metrics"]["hit_file_rate"]["p"] is None
+    csv_lines = (tmp_path / "pi.csv").read_text().splitlines()
+    assert csv_lines[0].startswith("label,instance_id,outcome,precision,recall,")
+    assert len(csv_lines) == 1 + 4 + 4
+    assert csv_lines[5].startswith(f"gold,{records[0]['instance_id']},SUCCESS,")
+
+
 def test_index_repos_builds_then_skips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """index_repos.py builds every mini snapshot with two retrievers, then finds them all up to date."""
     argv = ["--repos", str(MINI_REPOS), "--out", str(tmp_path / "store"), "--quiet",
@@ -132,9 +173,50 @@ def test_compare_chunkers_writes_table_csv_rows_and_plots(tmp_path: Path) -> Non
     assert lines[0].startswith("cell,chunker,retriever,language,cases")
     # 3 cells × (all + 4 languages: go, python, rust, typescript)
     assert len(lines) == 1 + 3 * 5
-    assert "## typescript" in (out / "table.md").read_text()
+    table = (out / "table.md").read_text()
+    assert "## typescript" in table
+    # the default baseline is the default explorer's cell; every cell has mean [CI], the others a Holm p
+    assert "| metric      | reference_bm25  " in table and "(baseline)" in table
+    assert "n = 4 instances present in all 3 compared files" in table
+    assert "vs `bm25+function`" in table
+    header = lines[0].split(",")
+    assert header[23:25] == ["baseline", "compared_instances"]
+    assert header[25:31] == ["precision_ci_low", "precision_ci_high", "precision_delta", "precision_p",
+                             "precision_p_holm", "precision_sig"]
+    by_cell = {row.split(",")[0]: row.split(",") for row in lines[1:] if row.split(",")[3] == "all"}
+    assert by_cell["bm25+function"][23:25] == ["bm25+function", "4"]
+    assert by_cell["bm25+function"][28:30] == ["", ""]  # the baseline is not tested
+    assert len((out / "per_instance.csv").read_text().splitlines()) == 1 + 3 * 4
     pytest.importorskip("matplotlib")
     assert (out / "plots" / "ndcg_at_500.png").stat().st_size > 1000
+    assert (out / "plots" / "delta_ndcg_at_500.png").stat().st_size > 1000
+
+
+def test_compare_chunkers_baseline_cell_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--baseline-cell takes a label or CHUNKER/RETRIEVER (default: the default explorer's cell, else the first);
+    an unknown cell is a usage error naming the cells, before anything runs."""
+    from swe_explore.commands.compare import baseline_cell
+
+    cells: list[tuple[str, Any, dict[str, str]]] = [
+        ("reference_bm25", None, {"chunker": "reference", "retriever": "reference_bm25"}),
+        ("bm25+window", None, {"chunker": "window", "retriever": "bm25"}),
+        ("bm25+window (raw)", None, {"chunker": "window", "retriever": "bm25 raw"}),
+    ]
+    assert baseline_cell(None, cells) == "reference_bm25"
+    assert baseline_cell(None, [*cells, ("bm25+function", None, {})]) == "bm25+function"
+    assert baseline_cell("window/bm25", cells) == "bm25+window"
+    assert baseline_cell("window/bm25 raw", cells) == "bm25+window (raw)"
+    assert baseline_cell("reference_bm25", cells) == "reference_bm25"
+    with pytest.raises(ValueError, match="cells: reference_bm25, bm25[+]window, bm25[+]window [(]raw[)]"):
+        baseline_cell("function/bm25", cells)
+    argv = ["--bench", str(MINI_BENCH), "--repos", str(MINI_REPOS), "--out", str(tmp_path / "cmp"), "--store",
+            str(tmp_path / "store"), "--quiet", "--chunkers", "window", "--retrievers", "bm25", "--references",
+            "reference_bm25", "--baseline-cell", "function/bm25"]
+    with pytest.raises(SystemExit) as exc:
+        _script("compare_chunkers")(argv)
+    assert exc.value.code == 2
+    assert "cells: reference_bm25, bm25+window" in capsys.readouterr().err
+    assert not (tmp_path / "cmp").exists()
 
 
 @pytest.mark.parametrize("retriever", ["bm25", "tfidf", "reference_bm25", "reference_tfidf"])

@@ -4,7 +4,8 @@ Usage::
 
     python scripts/evaluate.py --bench FILE --repos DIR PRED.jsonl [PRED.jsonl ...]
         [--k K] [--per-repo] [--metrics all|main] [--format markdown|plain] [--line-counts lines|splitlines]
-        [--normalize-paths] [--json OUT]
+        [--normalize-paths] [--json OUT] [--per-instance-csv OUT]
+        [--compare [--baseline PRED.jsonl] [--resamples 10000] [--seed 0] [--ci-method percentile|bca|basic]]
 
 Metrics are recomputed from each row's ``regions`` with the reference-compatible evaluator
 (``docs/metrics.md``), on the first ``--k`` regions of each row (default 5, as the reference runner slices
@@ -14,6 +15,12 @@ instances with no row count as 0 (as the reference's new runner does). Every gap
 regions, and predicted regions naming files that are not in the snapshot; ``--strict`` makes any of them an
 error. One table row per file (labelled by its explorer name, or file name when they clash); ``--per-repo`` adds
 a table per repository.
+
+``--json`` writes each file's summary with its per-instance metrics (``per_instance``); ``--per-instance-csv``
+writes them as one CSV (``label, instance_id, outcome``, 17 metrics). ``--compare`` adds a table of every metric's
+mean with its 95% bootstrap CI and, for each file against the baseline (``--baseline``, default the first file),
+the Holm-adjusted p-value of a two-sided paired permutation test, over the instances present in all files
+(:mod:`swe_explore.evaluation.stats`); with ``--json`` each summary gets a ``comparison``.
 """
 
 from __future__ import annotations
@@ -27,7 +34,23 @@ from swe_explore.evaluation.cli import MAIN_METRICS, add_bench_arguments, die, l
 from swe_explore.evaluation.line_counts import LINE_COUNT_MODES
 from swe_explore.evaluation.metrics import METRIC_NAMES
 from swe_explore.evaluation.bench import SnapshotCommitError
-from swe_explore.evaluation.results import Coverage, evaluate_rows, format_table, read_rows, summarize
+from swe_explore.evaluation.results import (
+    Coverage,
+    evaluate_rows,
+    format_table,
+    instance_metrics,
+    read_rows,
+    summarize,
+    write_instance_csv,
+)
+from swe_explore.evaluation.stats import (
+    CI_METHODS,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Comparison,
+    compare_rows,
+    format_comparison,
+)
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 gaps with ``--strict``, 2 bad input)."""
@@ -45,11 +68,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--line-counts", choices=LINE_COUNT_MODES, default="lines",
                         help="line definition for end=-1/negative starts: ours or the reference's splitlines")
     parser.add_argument("--normalize-paths", action="store_true", help="normalise predicted paths (./a.py -> a.py)")
-    parser.add_argument("--json", type=Path, default=None, help="also write the summaries as JSON")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="also write the summaries (with per-instance metrics) as JSON")
+    parser.add_argument("--per-instance-csv", type=Path, default=None, metavar="OUT",
+                        help="also write every file's per-instance metrics as one CSV")
+    parser.add_argument("--compare", action="store_true",
+                        help="add means with 95%% bootstrap CIs and paired permutation tests against the baseline")
+    parser.add_argument("--baseline", type=Path, default=None, metavar="PRED.jsonl",
+                        help="the file the others are tested against with --compare (default: the first file)")
+    parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
+                        help="bootstrap resamples and random permutations (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of both (default: %(default)s)")
+    parser.add_argument("--ci-method", choices=CI_METHODS, default="percentile",
+                        help="bootstrap interval (default: %(default)s)")
     args = parser.parse_args(argv)
+    if args.baseline is not None and not args.compare:
+        parser.error("--baseline needs --compare")
+    if args.resamples < 1:
+        parser.error("--resamples must be >= 1")
+    if args.baseline is not None:
+        chosen = [p for p in args.predictions if p.resolve() == args.baseline.resolve()]
+        args.predictions = [args.baseline] + [p for p in args.predictions if p not in chosen]
+    if args.compare and len(args.predictions) < 2:
+        parser.error("--compare needs at least two result files")
     records = load_bench_args(parser, args, require_query=False)
     known = {r.instance_id for r in records}
-    tables, summaries = {}, {}
+    tables, summaries, scored_by_label, file_ids = {}, {}, {}, {}
     coverages: dict[str, Coverage] = {}
     for path in args.predictions:
         try:
@@ -77,8 +121,11 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             die(parser, f"{path}: {exc}")
         coverages[label] = coverage
-        summaries[label] = summarize(scored, records) | {"coverage": coverage.to_dict()}
+        summaries[label] = {"file": str(path), **summarize(scored, records), "coverage": coverage.to_dict(),
+                            "per_instance": instance_metrics(scored)}
         tables[label] = summaries[label]["metrics"]
+        scored_by_label[label] = scored
+        file_ids[label] = {r["instance_id"] for r in rows}
     metrics = METRIC_NAMES if args.metrics == "all" else MAIN_METRICS
     for label, coverage in coverages.items():
         print(f"{label}: {coverage.summary_line()}")
@@ -92,6 +139,23 @@ def main(argv: list[str] | None = None) -> int:
             n = max(s["per_repo"].get(repo, {}).get("cases", 0) for s in summaries.values())
             print(f"\n{repo} ({n} instance{'' if n == 1 else 's'})")
             print(format_table(per, metrics=metrics, style=args.format))
+    if args.compare:
+        # only instances that each file has a row for (not the NOT_ATTEMPTED zeros of the table above)
+        present = {label: [r for r in scored if r["instance_id"] in file_ids[label]]
+                   for label, scored in scored_by_label.items()}
+        baseline = next(iter(present))
+        try:
+            comparison = compare_rows(present, baseline, metrics, n_resamples=args.resamples, seed=args.seed,
+                                      ci_method=args.ci_method)
+        except ValueError as exc:
+            die(parser, str(exc))
+        print(f"\n{_compared_line(comparison)}")
+        print(format_comparison(comparison, metrics_as="rows"))
+        for label, summary in summaries.items():
+            summary["comparison"] = comparison.to_dict(label)
+    if args.per_instance_csv:
+        count = write_instance_csv(args.per_instance_csv, scored_by_label)
+        print(f"wrote {count} per-instance rows to {args.per_instance_csv}", file=sys.stderr)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(summaries, indent=1) + "\n", encoding="utf-8")
@@ -99,6 +163,14 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --strict: the evaluation has gaps (see the warnings above)", file=sys.stderr)
         return 1
     return 0
+
+
+def _compared_line(comparison: Comparison) -> str:
+    """``"compared: 21 instances present in all 3 files, baseline 'x' (left out: 2 missing from y: a, b)"``."""
+    left_out = "; ".join(f"{len(ids)} missing from {label}: {', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''}"
+                         for label, ids in comparison.excluded.items())
+    return (f"compared: {comparison.n} instances present in all {len(comparison.labels)} files, baseline "
+            f"{comparison.baseline!r}" + (f" (left out: {left_out})" if left_out else ""))
 
 
 if __name__ == "__main__":
