@@ -17,6 +17,7 @@ Records with an empty ``read_core_regions`` are skipped by default, like the ref
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,17 +60,25 @@ class BenchRecord:
         return list(self.ground_truth.get("read_core_regions") or [])
 
 
+_ID_REPO = re.compile(
+    r"^(?:instance_)?(?P<org>[A-Za-z0-9][A-Za-z0-9-]*)__(?P<name>[A-Za-z0-9._-]+?)"
+    r"-(?:\d+|[0-9a-f]{40}(?:-v(?:nan|[0-9a-f]+))?)$"
+)
+
+
 def repo_from_instance_id(instance_id: str) -> str:
-    """Derive ``org/name`` from a SWE-bench style id ``org__name-123``.
+    """Derive ``org/name`` from an instance id in one of the SWE-bench conventions, else ``""``.
+
+    ``org__name-123`` (SWE-bench, Verified, Multilingual) and ``[instance_]org__name-<40-hex sha>``, optionally
+    followed by ``-v<hex>`` or ``-vnan`` (SWE-bench Pro, with or without its ``instance_`` prefix): e.g.
+    ``ansible__ansible-f327e65d11bb905ed9f15996024f857a95592629-vba6da65a0f3baefda7a058ebbd0a8dcafb8512f5``
+    gives ``ansible/ansible``. Any other shape gives ``""`` rather than a guess.
 
     :param instance_id: the instance id.
-    :return: ``org/name``, or ``""`` if the id has no ``__``.
+    :return: ``org/name``, or ``""`` if the id follows none of these conventions.
     """
-    if "__" not in instance_id:
-        return ""
-    org, rest = instance_id.split("__", 1)
-    name = rest.rsplit("-", 1)[0] if "-" in rest else rest
-    return f"{org}/{name}"
+    match = _ID_REPO.match(instance_id)
+    return f"{match['org']}/{match['name']}" if match else ""
 
 
 def _check_region(region: Any, where: str) -> None:
@@ -133,7 +142,10 @@ def parse_record(data: Any, where: str = "<record>", require_query: bool = True)
     if not isinstance(problem, str):
         raise ValueError(f"{where}: 'problem_statement' is {type(problem).__name__}, expected a string")
     if require_query and not problem.strip():
-        raise ValueError(f"{where}: missing or empty 'problem_statement' (the query)")
+        raise ValueError(
+            f"{where}: missing or empty 'problem_statement' (the query; give the issue text with --issue-map FILE, "
+            f"or join the release with its sources: scripts/prepare_bench.py)"
+        )
     meta = data.get("meta") if isinstance(data.get("meta"), Mapping) else {}
     repo = data.get("repo") or meta.get("repo") or repo_from_instance_id(instance_id)
     base_commit = data.get("base_commit") or meta.get("base_commit") or ""
@@ -160,6 +172,7 @@ def load_bench(
     skip_empty_core: bool = True,
     limit: int | None = None,
     require_query: bool = True,
+    issue_map: Mapping[str, str] | None = None,
 ) -> list[BenchRecord]:
     """Load a bench JSONL file (spec §3.1), validating every record.
 
@@ -171,6 +184,9 @@ def load_bench(
     :param limit: keep only the first N records after filtering (``None`` = all).
     :param require_query: require a non-empty ``problem_statement`` (turn off to score external predictions
         against a bench that has no issue text).
+    :param issue_map: ``{instance_id: issue text}`` (see :func:`load_issue_map`); a non-empty text in it replaces
+        the record's ``problem_statement``, as the reference runner's ``--issue-map`` does, so rows of the public
+        release (which carry no issue text) get their query.
     :return: the records in file order.
     :raises FileNotFoundError: if the file does not exist.
     :raises ValueError: on invalid JSON, a missing field or a duplicate instance_id; the message names the
@@ -192,6 +208,15 @@ def load_bench(
                 data = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{where}: invalid JSON ({exc.msg} column {exc.colno})") from None
+            if issue_map is not None and isinstance(data, dict):
+                text = issue_map.get(str(data.get("instance_id")))
+                if text:
+                    data["problem_statement"] = text
+                elif require_query and not str(data.get("problem_statement") or "").strip():
+                    raise ValueError(
+                        f"{where} ({data.get('instance_id')}): no issue text: not in the issue map and "
+                        f"no 'problem_statement' in the record"
+                    )
             record = parse_record(data, where, require_query=require_query)
             if record.instance_id in first_line:
                 raise ValueError(
@@ -205,13 +230,38 @@ def load_bench(
     return records if limit is None else records[:limit]
 
 
+def load_issue_map(path: str | Path) -> dict[str, str]:
+    """Read an issue map, the reference runner's ``--issue-map`` file: one JSON object ``{instance_id: text}``.
+
+    :param path: the JSON file.
+    :return: instance_id -> issue text.
+    :raises FileNotFoundError: if the file does not exist.
+    :raises ValueError: if it is not a JSON object of strings (the message names the file and the bad key).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"issue map {path} does not exist")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: invalid JSON ({exc.msg} line {exc.lineno} column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object {{instance_id: issue text}}, got {type(data).__name__}")
+    for key, value in data.items():
+        if not isinstance(value, str):
+            raise ValueError(f"{path}: the issue text of {key!r} is {type(value).__name__}, expected a string")
+    return data
+
+
 def snapshot_candidates(record: BenchRecord, repos_dir: str | Path) -> list[Path]:
     """The directories tried for a record's snapshot, in order, as the reference runner does (spec §3.1).
 
     With ``repo_dir``: ``repos_dir/repo_dir`` (or ``repo_dir`` itself if absolute), and, when ``repo_dir``
     starts with the name of ``repos_dir`` (e.g. ``repos/goodconf`` under ``--repos repos``), that prefix
-    dropped. Without it, for an id ``org__name-123``: ``instance_id``, ``name``, ``org__name``,
-    ``org-name``, ``org``; an id without ``__`` has no candidates.
+    dropped; then ``repos_dir/instance_id``, the layout ``scripts/materialize.py`` writes (the public release's
+    ``repo_dir`` is ``repos/<instance_id>``, which the first two find only under a ``--repos`` named ``repos``;
+    the reference runner has no such fallback). Without it, for an id ``org__name-123``: ``instance_id``,
+    ``name``, ``org__name``, ``org-name``, ``org``; an id without ``__`` has no candidates.
 
     :param record: the bench record.
     :param repos_dir: the ``--repos`` directory.
@@ -225,6 +275,8 @@ def snapshot_candidates(record: BenchRecord, repos_dir: str | Path) -> list[Path
         out = [root / rel]
         if rel.parts and rel.parts[0] == root.name:
             out.append(root.joinpath(*rel.parts[1:]))
+        if root / record.instance_id not in out:
+            out.append(root / record.instance_id)
         return out
     if "__" not in record.instance_id:
         return []
