@@ -1,14 +1,16 @@
 """The ``swe-explore`` console command: ``swe-explore SUBCOMMAND [options]``, one subcommand per script.
 
-=============  ===========================  ==================================================================
-subcommand     script                       what it does
-=============  ===========================  ==================================================================
-``index``      ``scripts/index_repos.py``   build and save the indexes of every snapshot (resumable, parallel)
-``run``        ``scripts/run_baselines.py`` run one explorer over a bench: one result row per instance
-``evaluate``   ``scripts/evaluate.py``      score result files: the 17 SWE-Explore metrics
-``compare``    ``scripts/compare_chunkers.py``  the chunker x retriever grid with tables and plots
-``chunks``     ``scripts/show_chunks.py``   the chunks of a file or folder as JSON lines
-=============  ===========================  ==================================================================
+===============  ===============================  ==================================================================
+subcommand       script                           what it does
+===============  ===============================  ==================================================================
+``index``        ``scripts/index_repos.py``       build and save the indexes of every snapshot (resumable, parallel)
+``run``          ``scripts/run_baselines.py``     run one explorer over a bench: one result row per instance
+``evaluate``     ``scripts/evaluate.py``          score result files: the 17 SWE-Explore metrics
+``compare``      ``scripts/compare_chunkers.py``  the chunker x retriever grid with tables and plots
+``chunks``       ``scripts/show_chunks.py``       the chunks of a file or folder as JSON lines
+``prepare``      ``scripts/prepare_bench.py``     join the SWE-Explore release with its issue sources into a bench
+``materialize``  ``scripts/materialize.py``       write one snapshot per bench record from bare git mirrors
+===============  ===============================  ==================================================================
 
 ``swe-explore SUBCOMMAND --help`` prints the subcommand's options.
 """
@@ -25,13 +27,15 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("evaluate", "score result files: the 17 SWE-Explore metrics"),
     "compare": ("compare", "the chunker x retriever grid with tables and plots"),
     "chunks": ("chunks", "the chunks of a file or folder as JSON lines"),
+    "prepare": ("prepare", "join the SWE-Explore release with its issue sources into a bench"),
+    "materialize": ("materialize", "write one snapshot per bench record from bare git mirrors"),
 }
 
 
 def usage() -> str:
     """The top-level help text listing the subcommands."""
     lines = ["usage: swe-explore SUBCOMMAND [options]   (swe-explore SUBCOMMAND --help for its options)", ""]
-    lines += [f"  {name:<10} {summary}" for name, (_, summary) in SUBCOMMANDS.items()]
+    lines += [f"  {name:<12} {summary}" for name, (_, summary) in SUBCOMMANDS.items()]
     return "\n".join(lines)
 
 
