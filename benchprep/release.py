@@ -10,9 +10,11 @@ issue text and the commit live in the source datasets, in the SWE-bench column l
 (:mod:`swe_explore.evaluation.bench`).
 
 **Sources** (:func:`read_source`): local ``.jsonl`` (one object per line), ``.json`` (an array of objects) or
-``.parquet`` files (read with pyarrow), or a Hugging Face dataset id ``owner/name[:split]`` (split ``test`` by
-default: ``princeton-nlp/SWE-bench_Verified``, ``SWE-bench/SWE-bench_Multilingual``, ``ScaleAI/SWE-bench_Pro``),
-which needs the optional ``hub`` extra (``pip install 'swe-explore-baselines[hub]'``) and a reachable hub.
+``.parquet`` files (read with pyarrow), a directory of such files (e.g. a ``huggingface-cli download`` of the
+dataset: every such file under it, in path order), or a Hugging Face dataset id ``owner/name[:split]`` (split
+``test`` by default: ``princeton-nlp/SWE-bench_Verified``, ``SWE-bench/SWE-bench_Multilingual``,
+``ScaleAI/SWE-bench_Pro``), which needs the optional ``hub`` extra (``pip install 'swe-explore-baselines[hub]'``)
+and a reachable hub.
 
 **Id normalisation.** A release id is looked up by these rules, in order; the first that finds a source row
 wins, and the rule is counted in the report (``matched_by``):
@@ -36,8 +38,9 @@ joined (``conflicting source rows``), as it is when a fallback rule finds more t
 
 **Checks.** A matched source row must have an ``owner/name`` repo, a 40-hex ``base_commit`` and a non-empty
 ``problem_statement``; a release row that has its own ``repo`` or ``base_commit`` must agree with the source
-(repo ignoring case). A row that fails is not joined; the reason is given per row. Nothing is dropped silently:
-unjoined rows are not written but listed on screen and in the report (``strict`` makes them an error).
+(repo ignoring case); an own non-empty ``problem_statement`` is replaced by the source's query and counted
+(``problem_statement_replaced``). A row that fails is not joined; the reason is given per row. Nothing is dropped
+silently: unjoined rows are not written but listed on screen and in the report (``strict`` makes them an error).
 
 **Query of SWE-bench Pro rows** (``pro_query``, :func:`pro_query_text`), for rows whose source has a non-empty
 ``requirements`` or ``interface``: ``"problem"`` keeps ``problem_statement``; ``"full"`` (the default) appends
@@ -48,9 +51,10 @@ when present. With both present this is exactly the task text SWE-bench Pro's ha
 **Output record** (release order): ``instance_id`` (as in the release), ``repo``, ``base_commit``, ``dataset``,
 ``language`` (:func:`instance_language`), ``problem_statement`` (the query), for Pro rows ``requirements`` and
 ``interface`` as in the source, then every other release field unchanged (``repo_path``, ``repo_dir``,
-``ground_truth``, ``read_step_info``, ``meta``). ``read_step_info`` (read-step provenance used by the reference's
-line refinement, a few KB per row) is kept: the output stays a superset of the release row; the report gives its
-total size (``read_step_info_bytes``).
+``ground_truth``, ``read_step_info``, ``meta``; the release's ``repo_dir``, ``repos/<instance_id>``, finds the
+snapshot ``<repos>/<instance_id>`` under any ``--repos``: :func:`swe_explore.evaluation.bench.snapshot_candidates`).
+``read_step_info`` (read-step provenance used by the reference's line refinement, a few KB per row) is kept: the
+output stays a superset of the release row; the report gives its total size (``read_step_info_bytes``).
 
 **Language of an instance** (:func:`instance_language`): the language (:func:`chunking.languages.language_for_path`;
 ``tsx`` counts as ``typescript``) holding most core lines, over ``read_core_regions`` with ``1 <= start <= end``
@@ -258,8 +262,8 @@ def read_release(path: str | Path) -> list[ReleaseRow]:
 def read_source(spec: str | Path) -> Source:
     """Read one source: a ``.jsonl``/``.json``/``.parquet`` file, or a Hugging Face dataset id ``owner/name[:split]``.
 
-    :param spec: a file path or a hub id (a string naming no existing file and ending in none of the file
-        suffixes is taken as a hub id).
+    :param spec: a file path, a directory of such files, or a hub id (a string naming no existing file or
+        directory and ending in none of the file suffixes is taken as a hub id).
     :return: the source with its rows.
     :raises FileNotFoundError: for a file path that does not exist.
     :raises ValueError: for an unknown file type, a row that is not an object or lacks ``instance_id``.
@@ -268,6 +272,11 @@ def read_source(spec: str | Path) -> Source:
     """
     text = str(spec)
     path = Path(text)
+    if path.is_dir():
+        found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in _FILE_SUFFIXES)
+        if not found:
+            raise FileNotFoundError(f"source directory {path} holds no .jsonl, .json or .parquet file")
+        return Source(text, [row for p in found for row in read_source(p).rows])
     if path.is_file() or text.endswith(_FILE_SUFFIXES):
         if not path.is_file():
             raise FileNotFoundError(f"source file {path} does not exist")

@@ -276,6 +276,60 @@ def test_read_source_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         read_source("ScaleAI/SWE-bench_Pro:test")
 
 
+def test_directory_source_reads_every_file_under_it(files: dict[str, Path], tmp_path: Path) -> None:
+    """A directory source (a dataset download) is the rows of its .jsonl/.json/.parquet files in path order."""
+    folder = tmp_path / "download" / "data"
+    folder.mkdir(parents=True)
+    (folder / "test-00000.parquet").write_bytes(files["parquet"].read_bytes())
+    (folder / "README.md").write_text("not data")
+    (folder / "extra.jsonl").write_text(files["jsonl"].read_text())
+    source = read_source(tmp_path / "download")
+    assert [r.instance_id for r in source.rows] == [
+        "acme__widgets-101", "acme__gadgets-7", "acme__unused-1", f"instance_{TOOLS_ID}", f"instance_{PORTAL_ID}",
+    ]  # fmt: skip
+    (folder / "test-00000.parquet").unlink()
+    (folder / "extra.jsonl").unlink()
+    with pytest.raises(FileNotFoundError, match=r"holds no \.jsonl, \.json or \.parquet file"):
+        read_source(tmp_path / "download")
+
+
+class _FakeDataset:
+    """What the hub adapter uses of a ``datasets.Dataset``: column names, select_columns and iteration."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+        self.column_names = list(rows[0])
+
+    def select_columns(self, columns: list[str]) -> list[dict[str, Any]]:
+        return [{c: r[c] for c in columns} for r in self.rows]
+
+
+def test_hub_source_through_a_fake_datasets_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hub id loads name and split with datasets.load_dataset (default split test); a failure is reported
+    as RuntimeError naming the dataset. (A stand-in module: tests never reach the network.)"""
+    calls: list[tuple[str, str]] = []
+
+    def load_dataset(name: str, split: str) -> _FakeDataset:
+        calls.append((name, split))
+        if name == "down/hub":
+            raise ConnectionError("no route to host")
+        row = {"instance_id": "instance_a__b-" + SHA1, "repo": "a/b", "base_commit": C_W, "problem_statement": "p"}
+        return _FakeDataset([row | {"requirements": "r", "interface": "i", "patch": "x"}])
+
+    monkeypatch.setitem(sys.modules, "datasets", type(sys)("datasets"))
+    monkeypatch.setattr(sys.modules["datasets"], "load_dataset", load_dataset, raising=False)
+    (row,) = read_source("ScaleAI/SWE-bench_Pro").rows
+    assert (row.instance_id, row.requirements, row.origin) == (
+        "instance_a__b-" + SHA1,
+        "r",
+        "ScaleAI/SWE-bench_Pro[test]: row 1",
+    )
+    read_source("SWE-bench/SWE-bench_Multilingual:dev")
+    assert calls == [("ScaleAI/SWE-bench_Pro", "test"), ("SWE-bench/SWE-bench_Multilingual", "dev")]
+    with pytest.raises(RuntimeError, match=r"could not load down/hub split 'test' .*ConnectionError: no route to host"):
+        read_source("down/hub")
+
+
 def test_json_array_source(tmp_path: Path) -> None:
     """A .json source is an array of objects; null requirements read as None."""
     path = tmp_path / "s.json"
