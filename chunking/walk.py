@@ -11,7 +11,8 @@ Rules (documented in ``docs/chunking.md``):
   **only at the snapshot's top level and only when they contain no** ``__init__.py`` (a source package named
   ``build`` such as ``pkg/build/`` is always kept).
 - **Skipped files**, each counted by reason in :attr:`WalkStats.skipped` (the first few paths per reason are
-  kept in :attr:`WalkStats.examples`): ``undecodable_name`` (see below), ``unsupported_extension``,
+  kept in :attr:`WalkStats.examples`): ``snapshot_marker`` (:data:`SNAPSHOT_MARKER` at the snapshot's top level,
+  written by :mod:`swe_explore.benchprep.snapshots`), ``undecodable_name`` (see below), ``unsupported_extension``,
   ``lock_file`` (``package-lock.json``, ``poetry.lock``, ...), ``too_large`` (more than
   :attr:`WalkConfig.max_file_bytes`), ``binary`` (a NUL byte in the first 8 KiB), ``empty`` (zero lines),
   ``unreadable`` (``OSError``), ``symlink_outside`` (a file symlink resolving outside the snapshot),
@@ -99,10 +100,16 @@ DEFAULT_LOCK_FILES: frozenset[str] = frozenset(
 )
 """Generated dependency lock files, skipped as ``lock_file``."""
 
+SNAPSHOT_MARKER = ".swe-explore-snapshot.json"
+"""The file :mod:`swe_explore.benchprep.snapshots` writes at the top of each snapshot it makes (repo, base_commit,
+instance_id, created_at). It is not part of the repository, so it is never indexed (skip reason
+``snapshot_marker``)."""
+
 _H_SNIFF_LINES = 5000
 """Lines of a ``.h`` header given to the C/C++ test of :func:`chunking.languages.language_for_path`."""
 
 SKIP_REASONS: tuple[str, ...] = (
+    "snapshot_marker",
     "undecodable_name",
     "unsupported_extension",
     "lock_file",
@@ -293,6 +300,9 @@ def _iter_files(root_path: Path, config: WalkConfig, stats: WalkStats) -> Iterat
     real_root = os.path.realpath(root_path)
     for rel, entry in _list_candidates(str(root_path), config, stats):
         stats.files_seen += 1
+        if rel == SNAPSHOT_MARKER:
+            stats.skip("snapshot_marker", rel)
+            continue
         if not _is_utf8_name(rel):
             stats.skip("undecodable_name", rel)
             continue

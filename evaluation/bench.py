@@ -17,6 +17,7 @@ Records with an empty ``read_core_regions`` are skipped by default, like the ref
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,17 +60,25 @@ class BenchRecord:
         return list(self.ground_truth.get("read_core_regions") or [])
 
 
+_ID_REPO = re.compile(
+    r"^(?:instance_)?(?P<org>[A-Za-z0-9][A-Za-z0-9-]*)__(?P<name>[A-Za-z0-9._-]+?)"
+    r"-(?:\d+|[0-9a-f]{40}(?:-v(?:nan|[0-9a-f]+))?)$"
+)
+
+
 def repo_from_instance_id(instance_id: str) -> str:
-    """Derive ``org/name`` from a SWE-bench style id ``org__name-123``.
+    """Derive ``org/name`` from an instance id in one of the SWE-bench conventions, else ``""``.
+
+    ``org__name-123`` (SWE-bench, Verified, Multilingual) and ``[instance_]org__name-<40-hex sha>``, optionally
+    followed by ``-v<hex>`` or ``-vnan`` (SWE-bench Pro, with or without its ``instance_`` prefix): e.g.
+    ``ansible__ansible-f327e65d11bb905ed9f15996024f857a95592629-vba6da65a0f3baefda7a058ebbd0a8dcafb8512f5``
+    gives ``ansible/ansible``. Any other shape gives ``""`` rather than a guess.
 
     :param instance_id: the instance id.
-    :return: ``org/name``, or ``""`` if the id has no ``__``.
+    :return: ``org/name``, or ``""`` if the id follows none of these conventions.
     """
-    if "__" not in instance_id:
-        return ""
-    org, rest = instance_id.split("__", 1)
-    name = rest.rsplit("-", 1)[0] if "-" in rest else rest
-    return f"{org}/{name}"
+    match = _ID_REPO.match(instance_id)
+    return f"{match['org']}/{match['name']}" if match else ""
 
 
 def _check_region(region: Any, where: str) -> None:
@@ -144,7 +153,10 @@ def parse_record(data: Any, where: str = "<record>", require_query: bool = True)
     if not isinstance(problem, str):
         raise ValueError(f"{where}: 'problem_statement' is {type(problem).__name__}, expected a string")
     if require_query and not problem.strip():
-        raise ValueError(f"{where}: missing or empty 'problem_statement' (the query)")
+        raise ValueError(
+            f"{where}: missing or empty 'problem_statement' (the query; give the issue text with --issue-map FILE, "
+            f"or join the release with its sources: scripts/prepare_bench.py)"
+        )
     meta = data.get("meta") if isinstance(data.get("meta"), Mapping) else {}
     repo = data.get("repo") or meta.get("repo") or repo_from_instance_id(instance_id)
     base_commit = data.get("base_commit") or meta.get("base_commit") or ""
@@ -171,6 +183,7 @@ def load_bench(
     skip_empty_core: bool = True,
     limit: int | None = None,
     require_query: bool = True,
+    issue_map: Mapping[str, str] | None = None,
 ) -> list[BenchRecord]:
     """Load a bench JSONL file (spec §3.1), validating every record.
 
@@ -182,6 +195,9 @@ def load_bench(
     :param limit: keep only the first N records after filtering (``None`` = all).
     :param require_query: require a non-empty ``problem_statement`` (turn off to score external predictions
         against a bench that has no issue text).
+    :param issue_map: ``{instance_id: issue text}`` (see :func:`load_issue_map`); a non-empty text in it replaces
+        the record's ``problem_statement``, as the reference runner's ``--issue-map`` does, so rows of the public
+        release (which carry no issue text) get their query.
     :return: the records in file order.
     :raises FileNotFoundError: if the file does not exist.
     :raises ValueError: on invalid JSON, a missing field or a duplicate instance_id; the message names the
@@ -203,6 +219,15 @@ def load_bench(
                 data = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{where}: invalid JSON ({exc.msg} column {exc.colno})") from None
+            if issue_map is not None and isinstance(data, dict):
+                text = issue_map.get(str(data.get("instance_id")))
+                if text:
+                    data["problem_statement"] = text
+                elif require_query and not str(data.get("problem_statement") or "").strip():
+                    raise ValueError(
+                        f"{where} ({data.get('instance_id')}): no issue text: not in the issue map and "
+                        f"no 'problem_statement' in the record"
+                    )
             record = parse_record(data, where, require_query=require_query)
             if record.instance_id in first_line:
                 raise ValueError(
@@ -214,6 +239,29 @@ def load_bench(
     if skip_empty_core:
         records = [r for r in records if r.ground_truth.get("read_core_regions")]
     return records if limit is None else records[:limit]
+
+
+def load_issue_map(path: str | Path) -> dict[str, str]:
+    """Read an issue map, the reference runner's ``--issue-map`` file: one JSON object ``{instance_id: text}``.
+
+    :param path: the JSON file.
+    :return: instance_id -> issue text.
+    :raises FileNotFoundError: if the file does not exist.
+    :raises ValueError: if it is not a JSON object of strings (the message names the file and the bad key).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"issue map {path} does not exist")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: invalid JSON ({exc.msg} line {exc.lineno} column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object {{instance_id: issue text}}, got {type(data).__name__}")
+    for key, value in data.items():
+        if not isinstance(value, str):
+            raise ValueError(f"{path}: the issue text of {key!r} is {type(value).__name__}, expected a string")
+    return data
 
 
 #: The marker file a materialised snapshot carries (``{"repo", "base_commit", "instance_id", ...}``), written by

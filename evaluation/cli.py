@@ -31,7 +31,8 @@ def die(parser: argparse.ArgumentParser, message: str) -> NoReturn:
 
 
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``--bench FILE`` and ``--repos DIR`` (both default to the mini bench that ships with the project).
+    """Add ``--bench FILE``, ``--repos DIR`` (both default to the mini bench that ships with the project) and
+    ``--issue-map FILE`` (the reference runner's option: issue texts for benches without them).
 
     :param parser: the script's parser.
     """
@@ -43,15 +44,19 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also accept folders shared by several instances (<repos>/<name>, <repos>/<org>__<name>, "
                              "..., as the reference runner does); off by default: such a folder is at another "
                              "instance's commit")
+    parser.add_argument("--issue-map", type=Path, default=None, metavar="FILE",
+                        help="JSON {instance_id: issue text}; its texts replace the bench's problem_statement "
+                             "(for rows of the public release, which have none)")
 
 
 def load_bench_args(
     parser: argparse.ArgumentParser, args: argparse.Namespace, limit: int | None = None, require_query: bool = True
 ) -> list[Any]:
-    """Check ``--bench``/``--repos`` and load the bench; exit with a clear message on bad input.
+    """Check ``--bench``/``--repos``/``--issue-map`` and load the bench; exit with a clear message on bad input.
 
     ``--repos`` may be left out only with the default mini bench; it must be a directory; the bench must load
-    and hold at least one instance with core regions.
+    and hold at least one instance with core regions; with ``require_query`` every instance needs an issue text
+    (from ``--issue-map``, else its ``problem_statement``), or the error names the first one without.
 
     :param parser: the script's parser (for errors).
     :param args: parsed arguments (``args.repos`` is filled in when defaulted).
@@ -59,7 +64,7 @@ def load_bench_args(
     :param require_query: reject records without issue text (not needed to score rows).
     :return: the bench records.
     """
-    from swe_explore.evaluation.bench import load_bench
+    from swe_explore.evaluation.bench import load_bench, load_issue_map
 
     if args.repos is None:
         if args.bench.resolve() != MINI_BENCH.resolve():
@@ -68,7 +73,9 @@ def load_bench_args(
     if not args.repos.is_dir():
         die(parser, f"--repos {args.repos} is not a directory")
     try:
-        records = load_bench(args.bench, limit=limit, require_query=require_query)
+        issue_path = getattr(args, "issue_map", None)
+        issue_map = load_issue_map(issue_path) if issue_path is not None else None
+        records = load_bench(args.bench, limit=limit, require_query=require_query, issue_map=issue_map)
     except (ValueError, FileNotFoundError) as exc:
         die(parser, str(exc))
     if not records:

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from swe_explore.chunking.types import Chunk, Region
+from swe_explore.chunking.walk import SNAPSHOT_MARKER
 
 PAPER_ERA_EXTENSIONS: tuple[str, ...] = (
     ".py", ".md", ".txt", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".rst",
@@ -71,8 +72,9 @@ def reference_source_files(
     """List a snapshot's source files the way ``explorers/source_files.reference_source_files`` does (spec §2.1).
 
     A file is kept if its lower-cased name ends with one of ``extensions`` (so ``.ts`` also matches ``.d.ts``)
-    and it is a file (valid file symlinks count, broken ones do not). Directories whose lower-cased name is in
-    ``excluded_dirs`` are pruned before descending; directory symlinks are not followed.
+    and it is a file (valid file symlinks count, broken ones do not), except our own snapshot marker
+    (:data:`chunking.walk.SNAPSHOT_MARKER` at the top level), which the reference never sees. Directories whose
+    lower-cased name is in ``excluded_dirs`` are pruned before descending; directory symlinks are not followed.
 
     :param snapshot_dir: the repository snapshot.
     :param extensions: suffixes, with or without the leading dot, compared case-insensitively.
@@ -92,6 +94,8 @@ def reference_source_files(
             full = Path(directory, name)
             if name.lower().endswith(suffixes) and full.is_file():
                 paths.append(full.relative_to(root).as_posix())
+    if SNAPSHOT_MARKER in paths:  # not part of the repository: written by benchprep.snapshots
+        paths.remove(SNAPSHOT_MARKER)
     return sorted(paths)
 
 

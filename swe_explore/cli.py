@@ -1,16 +1,18 @@
 """The ``swe-explore`` console command: ``swe-explore SUBCOMMAND [options]``, one subcommand per script.
 
-=============  ===========================  ==================================================================
-subcommand     script                       what it does
-=============  ===========================  ==================================================================
-``index``      ``scripts/index_repos.py``   build and save the indexes of every snapshot (resumable, parallel)
-``run``        ``scripts/run_baselines.py`` run one explorer over a bench: one result row per instance
-``evaluate``   ``scripts/evaluate.py``      score result files: the 17 SWE-Explore metrics
-``compare``    ``scripts/compare_chunkers.py``  the chunker x retriever grid with tables and plots
-``chunks``     ``scripts/show_chunks.py``   the chunks of a file or folder as JSON lines
-``explore``    ``scripts/explore.py``       explore one folder with a free-text issue (no bench record)
-``mine``       ``scripts/mine_history.py``  mine a labelled bench from a git mirror's history
-=============  ===========================  ==================================================================
+===============  ===============================  ==================================================================
+subcommand       script                           what it does
+===============  ===============================  ==================================================================
+``index``        ``scripts/index_repos.py``       build and save the indexes of every snapshot (resumable, parallel)
+``run``          ``scripts/run_baselines.py``     run one explorer over a bench: one result row per instance
+``evaluate``     ``scripts/evaluate.py``          score result files: the 17 SWE-Explore metrics
+``compare``      ``scripts/compare_chunkers.py``  the chunker x retriever grid with tables and plots
+``chunks``       ``scripts/show_chunks.py``       the chunks of a file or folder as JSON lines
+``explore``      ``scripts/explore.py``           explore one folder with a free-text issue (no bench record)
+``prepare``      ``scripts/prepare_bench.py``     join the SWE-Explore release with its issue sources into a bench
+``materialize``  ``scripts/materialize.py``       write one snapshot per bench record from bare git mirrors
+``mine``         ``scripts/mine_history.py``      mine a labelled bench from a git mirror's history
+===============  ===============================  ==================================================================
 
 ``swe-explore SUBCOMMAND --help`` prints the subcommand's options.
 """
@@ -29,13 +31,15 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "chunks": ("chunks", "the chunks of a file or folder as JSON lines"),
     "explore": ("explore", "explore one folder with a free-text issue: ranked regions with their first lines"),
     "mine": ("mine", "mine a labelled bench from a git mirror's history"),
+    "prepare": ("prepare", "join the SWE-Explore release with its issue sources into a bench"),
+    "materialize": ("materialize", "write one snapshot per bench record from bare git mirrors"),
 }
 
 
 def usage() -> str:
     """The top-level help text listing the subcommands."""
     lines = ["usage: swe-explore SUBCOMMAND [options]   (swe-explore SUBCOMMAND --help for its options)", ""]
-    lines += [f"  {name:<10} {summary}" for name, (_, summary) in SUBCOMMANDS.items()]
+    lines += [f"  {name:<12} {summary}" for name, (_, summary) in SUBCOMMANDS.items()]
     return "\n".join(lines)
 
 

@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         die(parser, f"--out {args.out} is not a directory")
     if args.bench:
         try:
-            records = load_bench(args.bench)
+            records = load_bench(args.bench, require_query=False)  # indexing needs no issue text
         except (ValueError, FileNotFoundError) as exc:
             die(parser, str(exc))
         found = {find_snapshot(r, args.repos) for r in records}

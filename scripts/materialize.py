@@ -1,0 +1,12 @@
+"""Write one repository snapshot per bench record, ``<repos>/<instance_id>/``, from bare git mirrors.
+
+Thin wrapper: the command lives in :mod:`swe_explore.commands.materialize` (also ``swe-explore materialize``); run with
+``--help``.
+"""
+
+import sys
+
+from swe_explore.commands.materialize import main
+
+if __name__ == "__main__":
+    sys.exit(main())
