@@ -12,14 +12,14 @@ from rank_bm25 import BM25Okapi
 
 from swe_explore.chunking.types import Chunk
 from swe_explore.retrievers.base import Hit
-from swe_explore.retrievers.bm25 import BACKENDS, BM25Retriever, LuceneBM25Okapi, lucene_idf
+from swe_explore.retrievers.bm25 import BM25_BACKENDS, BM25Retriever, LuceneBM25Okapi, lucene_idf
 
 K1, B = 1.5, 0.75
 PLAIN = {"stopwords": "none"}
 NEEDS_BM25S = pytest.mark.skipif(
     importlib.util.find_spec("bm25s") is None, reason="bm25s not installed (pip install 'swe-explore-baselines[bm25s]')"
 )
-BACKEND_PARAMS = [pytest.param(b, marks=NEEDS_BM25S) if b == "bm25s" else b for b in BACKENDS]
+BACKEND_PARAMS = [pytest.param(b, marks=NEEDS_BM25S) if b == "bm25s" else b for b in BM25_BACKENDS]
 
 
 def _chunks(texts: list[str], path: str = "f.py") -> list[Chunk]:
@@ -169,7 +169,7 @@ def _corpus(n_docs: int, seed: int) -> tuple[list[str], list[str]]:
 def test_backend_parity(n_docs: int) -> None:
     """numpy, rank_bm25 and bm25s give the same scores (bm25s raw scores times k1+1) and the same rankings."""
     docs, queries = _corpus(n_docs, seed=n_docs)
-    retrievers = {b: _bm25(docs, backend=b) for b in BACKENDS}
+    retrievers = {b: _bm25(docs, backend=b) for b in BM25_BACKENDS}
     bm25s_engine = retrievers["bm25s"]._engine
     for q in queries:
         ref = retrievers["numpy"].scores(q)

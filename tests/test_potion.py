@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from swe_explore.chunking.types import Chunk
-from swe_explore.retrievers.base import CorruptIndexError, Hit
+from swe_explore.indexes.files import CorruptIndexError, load_retriever, save_retriever
+from swe_explore.retrievers.base import Hit
 from swe_explore.retrievers.potion import DEFAULT_MODEL, MODEL_ENV_VAR, PotionRetriever, load_model, resolve_model_spec
 
 ModelFactory = Callable[[Mapping[str, Sequence[float]]], Path]
@@ -116,12 +117,12 @@ def test_index_built_with_another_model_is_refused(
 ) -> None:
     """Loading with an explicitly given different model fails on the fingerprint, naming retriever.json."""
     r = _potion(tiny_model_dir, ["alpha", "beta"])
-    r.save(tmp_path)
+    save_retriever(r, tmp_path)
     other = tiny_model_factory({"alpha": [0.0, 1.0, 0.0, 0.0], "beta": [1.0, 0.0, 0.0, 0.0]})
     with pytest.raises(CorruptIndexError, match="the index is stale for this model.*--rebuild") as err:
-        PotionRetriever.load(tmp_path, model=str(other))
+        load_retriever(tmp_path, model=str(other))
     assert err.value.path == tmp_path / "retriever.json"
-    assert PotionRetriever.load(tmp_path, model=str(tiny_model_dir)).search("alpha") == r.search("alpha")
+    assert load_retriever(tmp_path, model=str(tiny_model_dir)).search("alpha") == r.search("alpha")
 
 
 def test_env_var_never_overrides_the_model_asked_for(
@@ -129,11 +130,11 @@ def test_env_var_never_overrides_the_model_asked_for(
 ) -> None:
     """With $SWE_EXPLORE_POTION_MODEL naming another model, load uses the explicit model, else the recorded one."""
     r = _potion(tiny_model_dir, ["alpha", "beta"])
-    r.save(tmp_path)
+    save_retriever(r, tmp_path)
     other = tiny_model_factory({"alpha": [0.0, 1.0, 0.0, 0.0], "beta": [1.0, 0.0, 0.0, 0.0]})
     monkeypatch.setenv(MODEL_ENV_VAR, str(other))
-    explicit = PotionRetriever.load(tmp_path, model=str(tiny_model_dir))
-    recorded = PotionRetriever.load(tmp_path)
+    explicit = load_retriever(tmp_path, model=str(tiny_model_dir))
+    recorded = load_retriever(tmp_path)
     for loaded in (explicit, recorded):
         assert loaded.config()["model"] == str(tiny_model_dir)
         assert loaded.search("alpha") == r.search("alpha") == [Hit(0, pytest.approx(1.0))]
@@ -153,13 +154,13 @@ def test_env_var_replaces_a_recorded_model_that_is_missing(
     shutil.copytree(tiny_model_dir, copy)
     r = _potion(copy, ["alpha", "beta"])
     (tmp_path / "index").mkdir()
-    r.save(tmp_path / "index")
+    save_retriever(r, tmp_path / "index")
     shutil.rmtree(copy)
     monkeypatch.delitem(potion_module._MODEL_CACHE, str(copy))  # as in a new process
     with pytest.raises(FileNotFoundError, match="model-copy"):
-        PotionRetriever.load(tmp_path / "index")
+        load_retriever(tmp_path / "index")
     monkeypatch.setenv(MODEL_ENV_VAR, str(tiny_model_dir))  # the same weights, elsewhere
-    loaded = PotionRetriever.load(tmp_path / "index")
+    loaded = load_retriever(tmp_path / "index")
     assert loaded.config()["model"] == str(tiny_model_dir)
     assert loaded.search("beta") == r.search("beta") == [Hit(1, pytest.approx(1.0))]
 
