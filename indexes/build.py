@@ -549,7 +549,7 @@ def open_index(
     check_retriever_dir(rdir, retriever, r_manifest, verify_files=False)  # load_retriever hashes the files
     loaded = load_retriever(rdir / "data")
     meta_path = rdir / "data" / META_FILE
-    check_config(meta_path, loaded.config(), retriever.config(), "the caller (as loaded)")
+    check_config(meta_path, loaded.config(), retriever.config(), "the one asked for once loaded (model replaced?)")
     if loaded.n_docs != len(table.chunks):
         raise CorruptIndexError(meta_path, f"retriever holds {loaded.n_docs} docs, chunk table {len(table.chunks)}")
     return LoadedIndex(table.chunks, table.file_lines, loaded, manifest)

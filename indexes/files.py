@@ -121,7 +121,8 @@ def read_json(path: Path, expect: type = dict) -> Any:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CorruptIndexError(path, f"unreadable JSON ({exc})") from None
     if not isinstance(value, expect):
-        raise CorruptIndexError(path, "expected a JSON object" if expect is dict else f"expected a JSON {expect.__name__}")
+        what = "object" if expect is dict else expect.__name__
+        raise CorruptIndexError(path, f"expected a JSON {what}")
     return value
 
 
@@ -289,20 +290,21 @@ def read_meta(directory: Path) -> dict[str, Any]:
     return meta
 
 
-def check_config(path: Path, got: Mapping[str, Any], want: Mapping[str, Any], source: str) -> None:
+def check_config(path: Path, got: Mapping[str, Any], want: Mapping[str, Any], expected: str) -> None:
     """Check that a retriever config is the expected one (after a JSON round trip: tuples become lists).
 
     :param path: the file the config comes from (for the message).
     :param got: the config found.
     :param want: the config expected.
-    :param source: what expects it, for the message (e.g. a manifest's path).
+    :param expected: which config ``want`` is, for the message, e.g. ``"the one <manifest> expects (edited by
+        hand?)"``.
     :raises CorruptIndexError: naming ``path`` and every differing key, if the configs differ.
     """
     got, want = json.loads(json.dumps(got)), json.loads(json.dumps(want))
     if got != want:
         keys = sorted(set(got) | set(want), key=str)
         diff = ", ".join(f"{k}={got.get(k)!r} (expected {want.get(k)!r})" for k in keys if got.get(k) != want.get(k))
-        raise CorruptIndexError(path, f"config differs from the one {source} expects (edited by hand?): {diff}")
+        raise CorruptIndexError(path, f"config differs from {expected}: {diff}")
 
 
 def check_meta(
@@ -336,7 +338,7 @@ def check_meta(
     if name is not None and meta["name"] != name:
         raise CorruptIndexError(path, f"holds a {meta['name']!r} index, expected {name!r}")
     if config is not None:
-        check_config(path, meta["config"], config, source)
+        check_config(path, meta["config"], config, f"the one {source} expects (edited by hand?)")
     if n_docs is not None and meta["n_docs"] != n_docs:
         raise CorruptIndexError(path, f"n_docs is {meta['n_docs']}, {source} says {n_docs}")
     if meta_sha256 is not None and file_sha256(path) != meta_sha256:

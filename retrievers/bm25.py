@@ -24,8 +24,9 @@ every ``n``: with ``N = 2``, ``idf = log(1 + 1.5/1.5) = log 2`` for a token in o
 :mod:`retrievers.features` (terms sorted by code point), which a TF-IDF retriever with the same tokenizer and
 fields shares when both are built in one call.
 
-**Persistence.** ``tf.npz`` (scipy CSR, chunks x terms, int32 term counts), ``vocab.json`` (the terms, column
-order) and ``retriever.json``. The backend's scoring structures are derived from them on load.
+**Persistence.** The state (:meth:`BM25Retriever.state`) is ``tf.npz`` (scipy CSR, chunks x terms, int32 term
+counts) and ``vocab.json`` (the terms, column order). The backend's scoring structures are derived from them in
+:meth:`BM25Retriever.from_state`.
 
 **Backends** (``backend=``), all built from the same token lists and returning the same scores:
 
@@ -143,11 +144,6 @@ class BM25Retriever(TermCountsRetriever):
     def n_docs(self) -> int:
         """Number of chunks indexed."""
         return int(self._tf.shape[0])
-
-    @property
-    def vocabulary(self) -> dict[str, int]:
-        """Term -> column of the term-frequency matrix (read-only view; do not modify)."""
-        return self._vocab
 
     def build_from_features(self, values: Mapping[str, Any]) -> None:
         """Build the term-frequency matrix and the backend from the ``counts`` feature (read, never modified).
@@ -276,7 +272,7 @@ class BM25Retriever(TermCountsRetriever):
         """
         self = cls._from_config(config)
         vocab = cls._vocabulary(state, _VOCAB_FILE)
-        tf = state.get(_TF_FILE, (sp.spmatrix, sp.sparray))
+        tf: Any = state.get(_TF_FILE, (sp.spmatrix, sp.sparray))
         if tf.shape != (n_docs, len(vocab)):
             raise InvalidStateError(_TF_FILE, f"shape {tf.shape}, expected ({n_docs}, {len(vocab)}) from the metadata")
         tf = sp.csr_matrix(tf)

@@ -94,7 +94,7 @@ class TermCountsRetriever(Retriever):
     """Base of the retrievers built from the shared ``term_counts`` feature (BM25 and TF-IDF).
 
     It supplies the feature methods (:meth:`feature_specs`, :meth:`compute_feature`), :meth:`build`,
-    :meth:`tokenize_chunks`, :meth:`build_tokens` and the first steps of ``from_state`` (:meth:`_from_config`,
+    :meth:`tokenize_chunks` and the first steps of ``from_state`` (:meth:`_from_config`,
     :meth:`_vocabulary`). A subclass sets ``tokenizer`` and ``fields`` in its ``__init__``, names itself in
     :attr:`display_name`, and implements
     :meth:`build_from_features` (what it makes of the counts) and the rest of the
@@ -146,13 +146,6 @@ class TermCountsRetriever(Retriever):
         :param chunks: the snapshot's chunks, in index order.
         """
         self.build_from_features({"counts": self.compute_feature("counts", chunks)})
-
-    def build_tokens(self, docs: Sequence[Sequence[str]]) -> None:
-        """Build from token lists (from :meth:`tokenize_chunks`), one per chunk in index order.
-
-        :param docs: the chunks' tokens.
-        """
-        self.build_from_features({"counts": counts_from_tokens(docs)})
 
     @abstractmethod
     def build_from_features(self, values: Mapping[str, Any]) -> None:

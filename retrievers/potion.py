@@ -6,11 +6,11 @@ as: the ``model`` argument, else the environment variable ``SWE_EXPLORE_POTION_M
 from the Hugging Face cache or the hub (``force_download=False``). When neither works (e.g. offline) the
 error says to pass ``--model PATH``. Loaded models are cached per process. The index records the model spec,
 its dimension and a fingerprint (SHA-256 of the embedding matrix and the tokenizer JSON). When loading, the
-model is the ``model`` argument of ``load``, else the recorded spec; ``SWE_EXPLORE_POTION_MODEL`` is used only
-when the recorded spec cannot be loaded here (e.g. the index was built on another machine), so the variable
-never overrides a model the caller names. A model whose fingerprint differs from the recorded one raises
-:class:`~retrievers.base.InvalidStateError` (a stale index; the index store reports it as a corrupt
-``retriever.json``).
+model is the ``model`` argument of ``from_state`` (``load_retriever(..., model=)``), else the recorded spec;
+``SWE_EXPLORE_POTION_MODEL`` is used only when the recorded spec cannot be loaded here (e.g. the index was built
+on another machine), so the variable never overrides a model the caller names. A model whose fingerprint differs
+from the recorded one raises :class:`~retrievers.base.InvalidStateError` (a stale index; the index store reports
+it as a corrupt ``retriever.json``).
 
 **Long chunks (BR-21).** model2vec embeds a text as the mean of its token vectors. ``max_length`` (tokens,
 default 512 like ``StaticModel.encode``) truncates each chunk and the query before averaging, so the tail of a
@@ -285,9 +285,9 @@ class EmbeddingRetriever(Retriever):
 
     It supplies the feature methods (:meth:`feature_specs`, :meth:`compute_feature`,
     :meth:`build_from_features`), :meth:`build` and :meth:`embed_chunks`, and the model steps of ``state`` and
-    ``from_state`` (:meth:`_model_facts`, :meth:`_from_config`). A subclass sets ``embedder`` and ``fields`` in its ``__init__``, names itself in
-    :attr:`display_name`, and implements :meth:`build_vectors` (what it makes of the vectors) and the rest of
-    the :class:`~retrievers.base.Retriever` contract.
+    ``from_state`` (:meth:`_model_facts`, :meth:`_from_config`). A subclass sets ``embedder`` and ``fields`` in
+    its ``__init__``, names itself in :attr:`display_name`, and implements :meth:`build_vectors` (what it makes
+    of the vectors) and the rest of the :class:`~retrievers.base.Retriever` contract.
     """
 
     #: The retriever's name in error messages (``"Potion"``, ``"FAISS"``).
@@ -419,11 +419,6 @@ class PotionRetriever(EmbeddingRetriever):
     def n_docs(self) -> int:
         """Number of chunks indexed."""
         return int(self._vectors.shape[0])
-
-    @property
-    def vectors(self) -> np.ndarray:
-        """The chunk vectors, float32 ``(n_docs, dim)``, L2-normalised (zero rows for token-less chunks)."""
-        return self._vectors
 
     def build_vectors(self, vectors: np.ndarray) -> None:
         """Build from chunk vectors made by :meth:`embed_chunks` (same model, fields and ``max_length``).

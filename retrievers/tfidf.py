@@ -194,7 +194,7 @@ class TfidfRetriever(TermCountsRetriever):
             raise InvalidStateError(
                 _IDF_FILE, f"expected {len(vocab)} finite float64 idf values, got {idf.dtype} {idf.shape}"
             )
-        matrix = state.get(_MATRIX_FILE, (sp.spmatrix, sp.sparray))
+        matrix: Any = state.get(_MATRIX_FILE, (sp.spmatrix, sp.sparray))
         if matrix.shape != (n_docs, len(vocab)):
             raise InvalidStateError(_MATRIX_FILE, f"shape {matrix.shape}, expected ({n_docs}, {len(vocab)})")
         self._matrix = sp.csc_matrix(matrix, dtype=np.float64)

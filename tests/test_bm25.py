@@ -73,7 +73,8 @@ def test_token_in_most_chunks_keeps_a_small_positive_idf() -> None:
     """'self' in 4 of 5 chunks gets idf log(4/3) > 0, below a rare token's log 4, and below a 3-of-5 token's."""
     texts = ["self foo", "self bar common", "self baz common", "self qux common", "other"]
     r = _bm25(texts)
-    idf = dict(zip(sorted(r.vocabulary, key=r.vocabulary.get), lucene_idf(5, np.bincount(r._tf.indices))))
+    state = r.state()  # the terms in column order and the chunks x terms counts
+    idf = dict(zip(state.files["vocab.json"], lucene_idf(5, np.bincount(state.files["tf.npz"].indices))))
     assert idf["self"] == pytest.approx(math.log(1 + 1.5 / 4.5))  # 0.287682
     assert idf["common"] == pytest.approx(math.log(1 + 2.5 / 3.5))  # 0.538997
     assert idf["foo"] == pytest.approx(math.log(1 + 4.5 / 1.5))  # 1.386294
@@ -171,11 +172,12 @@ def test_backend_parity(n_docs: int) -> None:
     docs, queries = _corpus(n_docs, seed=n_docs)
     retrievers = {b: _bm25(docs, backend=b) for b in BM25_BACKENDS}
     bm25s_engine = retrievers["bm25s"]._engine
+    vocabulary = set(retrievers["numpy"].state().files["vocab.json"])
     for q in queries:
         ref = retrievers["numpy"].scores(q)
         for backend in ("rank_bm25", "bm25s"):
             np.testing.assert_allclose(retrievers[backend].scores(q), ref, rtol=1e-5, atol=1e-9)
-        toks = [t for t in retrievers["numpy"].tokenizer.tokenize(q) if t in retrievers["numpy"].vocabulary]
+        toks = [t for t in retrievers["numpy"].tokenizer.tokenize(q) if t in vocabulary]
         if toks:  # the documented constant factor: bm25s's lucene tf part omits (k1 + 1)
             np.testing.assert_allclose(np.asarray(bm25s_engine.get_scores(toks)) * (K1 + 1), ref, rtol=1e-5, atol=1e-9)
         rankings = {b: [h.index for h in r.search(q, 50)] for b, r in retrievers.items()}

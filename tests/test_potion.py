@@ -61,9 +61,9 @@ def test_cosine_ranking_and_zero_vectors(tiny_model_dir: Path) -> None:
     """Exact match scores 1, a half match 1/sqrt(2); empty and unknown-word chunks are zero vectors, never returned."""
     r = _potion(tiny_model_dir, ["alpha", "beta", "alpha beta", "", "zzz unknown"])
     assert r.search("alpha") == [Hit(0, pytest.approx(1.0)), Hit(2, pytest.approx(1 / math.sqrt(2)))]
-    norms = np.linalg.norm(r.vectors, axis=1)
-    assert norms == pytest.approx([1, 1, 1, 0, 0], abs=1e-6)
-    assert np.isfinite(r.vectors).all() and r.vectors.dtype == np.float32
+    vectors = r.state().files["vectors.npy"]
+    assert np.linalg.norm(vectors, axis=1) == pytest.approx([1, 1, 1, 0, 0], abs=1e-6)
+    assert np.isfinite(vectors).all() and vectors.dtype == np.float32
     assert r.search("") == [] and r.search("nothing known") == []
 
 
@@ -77,7 +77,8 @@ def test_br21_long_chunk_tail(tiny_model_factory: ModelFactory) -> None:
     truncated = _potion(model, texts)
     assert truncated.config()["max_length"] == 512
     assert truncated.search("needle") == []
-    assert truncated.vectors[0] == pytest.approx([1.0, 0.0])  # only the first 512 tokens ('filler') count
+    # only the first 512 tokens ('filler') count
+    assert truncated.state().files["vectors.npy"][0] == pytest.approx([1.0, 0.0])
 
 
 def test_encode_matches_model2vec(tiny_model_factory: ModelFactory) -> None:
@@ -182,8 +183,9 @@ def test_real_model_vectors_and_ranking(real_potion_dir: Path, sample_chunks: li
     """The real potion-base-8M gives 256-d unit vectors and ranks the cookie functions first for a cookie query."""
     r = PotionRetriever(model=str(real_potion_dir))
     r.build(sample_chunks)
-    assert r.vectors.shape == (6, 256)
-    assert np.linalg.norm(r.vectors, axis=1) == pytest.approx([1.0] * 6, abs=1e-5)
+    vectors = r.state().files["vectors.npy"]
+    assert vectors.shape == (6, 256)
+    assert np.linalg.norm(vectors, axis=1) == pytest.approx([1.0] * 6, abs=1e-5)
     assert sample_chunks[r.search("get_cookie from the cookie jar")[0].index].path == "pkg/cookies.py"
 
 
