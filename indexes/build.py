@@ -302,6 +302,7 @@ class _Run:
     :param rebuild: the caller's ``rebuild`` flag.
     :param report: the report being filled.
     :param signature: the snapshot's :func:`stat_signature`.
+    :param walked: what :meth:`walk` returned, once it ran.
     """
 
     snapshot_dir: Path
@@ -343,7 +344,8 @@ def _load_or_build_table(run: _Run, chunker: Chunker) -> tuple[ChunkTable, dict[
         except StaleIndexError:
             manifest = None
     if manifest is not None and manifest.get("snapshot", {}).get("stat_signature") != run.signature:
-        if manifest["snapshot"].get("fingerprint") != run.walk()[2]:
+        _, _, fingerprint = run.walk()
+        if manifest["snapshot"].get("fingerprint") != fingerprint:
             manifest = None  # content changed: rebuild below
         else:  # same content, new mtimes: refresh the signature only
             manifest["snapshot"]["stat_signature"] = run.signature

@@ -244,23 +244,21 @@ def _read_state_file(path: Path) -> Any:
     :return: a numpy array, a sparse matrix, a list of strings or ``bytes``, by extension.
     :raises CorruptIndexError: naming the file if it is missing or cannot be parsed as its extension says.
     """
+    if path.suffix == ".json":
+        terms = read_json(path, list)
+        if not all(isinstance(t, str) for t in terms):
+            raise CorruptIndexError(path, "expected a JSON list of strings")
+        return terms
     try:
         if path.suffix == ".npy":
             return np.load(path, allow_pickle=False)
         if path.suffix == ".npz":
             return sp.load_npz(path)
-        if path.suffix == ".json":
-            terms = read_json(path, list)
-            if not all(isinstance(t, str) for t in terms):
-                raise CorruptIndexError(path, "expected a JSON list of strings")
-            return terms
         return path.read_bytes()
     except FileNotFoundError:
         raise CorruptIndexError(path, "file is missing") from None
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
-        if isinstance(exc, CorruptIndexError):
-            raise
-        kind = "a readable .npy array" if path.suffix == ".npy" else "a readable sparse .npz matrix"
+        kind = {".npy": "a readable .npy array", ".npz": "a readable sparse .npz matrix"}.get(path.suffix, "readable")
         raise CorruptIndexError(path, f"not {kind} ({exc})") from None
 
 
