@@ -30,7 +30,7 @@ from swe_explore.indexes.build import ensure_index
 from swe_explore.retrievers.registry import make_retriever
 
 #: Joblib backends offered by the scripts; ``dask`` needs ``pip install 'swe-explore-baselines[dask]'``.
-BACKENDS = ("loky", "threading", "sequential", "dask")
+BATCH_BACKENDS = ("loky", "threading", "sequential", "dask")
 
 
 @dataclass(frozen=True)
@@ -141,8 +141,8 @@ def index_many(
     """
     from joblib import Parallel, delayed, parallel_config
 
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
+    if backend not in BATCH_BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; valid: {', '.join(BATCH_BACKENDS)}")
     arguments = task_arguments(snapshots, store, job)
     tasks = [delayed(index_one)(*args) for args in arguments]
     wrap = progress or (lambda it, total: it)

@@ -2,15 +2,18 @@
 
 :func:`ensure_index` is what ``scripts/index_repos.py`` and ``scripts/run_baselines.py`` call: it builds only
 what is missing or stale, so re-running it on an unchanged snapshot does no chunking and no indexing (it checks
-a cheap stat signature first, and the content fingerprint only when the stat signature changed).
+a cheap stat signature first, and the content fingerprint only when the stat signature changed). Its steps:
+:func:`_load_or_build_table` (the chunk table), :func:`_plan_retrievers` (the retriever directories, composite
+parts included), :func:`_build_missing` (build and save what is not current) and :func:`_link_composites` (save
+a hybrid as links to its parts), each retriever directory written by :func:`_write_retriever_dir`.
 :func:`open_index` loads a built index for querying.
 
 Speed (measured on pydata__xarray-7393, 160K lines, one core; ``docs/benchmarks.md``): the retrievers that need
 building are built in one :func:`retrievers.features.build_retrievers` call, so BM25 and TF-IDF share one
 tokenization and Potion and FAISS one embedding; a hybrid is saved as links to its parts' directories
-(:func:`linked_parts`); a retriever added to an up-to-date chunk table gets its chunk texts cut from the walked
-files (:func:`chunks_with_text`, 0.05 s) instead of re-running the chunker (0.6 s). Chunking plus all five
-retrievers costs about 1 s per 100K lines.
+(:meth:`Retriever.parts <retrievers.base.Retriever.parts>`); a retriever added to an up-to-date chunk table gets
+its chunk texts cut from the walked files (:func:`chunks_with_text`, 0.05 s) instead of re-running the chunker
+(0.6 s). Chunking plus all five retrievers costs about 1 s per 100K lines.
 """
 
 from __future__ import annotations
@@ -26,26 +29,33 @@ from typing import Any, Sequence
 from swe_explore.chunking.registry import Chunker, chunk_files
 from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.walk import WalkConfig, walk_snapshot
-from swe_explore.indexes.store import (
-    CHUNK_FILES,
+from swe_explore.indexes.files import (
     FORMAT_VERSION,
     MANIFEST,
-    ChunkTable,
+    META_FILE,
+    CorruptIndexError,
     StaleIndexError,
+    check_config,
+    check_meta,
+    file_records,
+    file_sha256,
+    load_retriever,
+    save_retriever,
+    write_json,
+)
+from swe_explore.indexes.store import (
+    CHUNK_FILES,
+    ChunkTable,
     atomic_directory,
     check_manifest,
     config_key,
     now_iso,
-    read_json,
     remove_stale_temporaries,
     snapshot_fingerprint,
     toolkit_version,
-    write_json,
 )
-from swe_explore.retrievers.base import CorruptIndexError, Retriever
-from swe_explore.retrievers.common import META_FILE, check_files, file_records, file_sha256, read_meta
+from swe_explore.retrievers.base import Retriever
 from swe_explore.retrievers.features import build_retrievers
-from swe_explore.retrievers.registry import load_retriever
 
 
 @dataclass
@@ -134,21 +144,6 @@ def _retriever_expectations(retriever: Retriever, table_fingerprint: str, n_chun
     }
 
 
-def linked_parts(retriever: Retriever) -> list[Retriever] | None:
-    """The parts of a composite retriever whose index links to its parts' indexes (hybrid), else ``None``.
-
-    A retriever is composite when it has ``linked_parts()`` and ``save_linked(directory, part_dirs)``
-    (:class:`retrievers.hybrid.HybridRetriever`): the store then builds each part in its own retriever directory
-    (as if asked for it) and saves the composite as links to them.
-
-    :param retriever: any retriever.
-    :return: its parts, or ``None``.
-    """
-    if callable(getattr(retriever, "save_linked", None)) and callable(getattr(retriever, "linked_parts", None)):
-        return list(retriever.linked_parts())  # type: ignore[attr-defined]
-    return None
-
-
 def _link_expectations(cdir: Path, parts: Sequence[Retriever]) -> list[dict[str, str]]:
     """What a composite retriever's manifest must record about its parts: directory and ``retriever.json`` hash.
 
@@ -167,56 +162,29 @@ def _link_expectations(cdir: Path, parts: Sequence[Retriever]) -> list[dict[str,
     return out
 
 
-def _json_round_trip(value: Any) -> Any:
-    """A value as it reads back from JSON (tuples become lists), for comparing configs with saved ones."""
-    return json.loads(json.dumps(value))
-
-
 def check_retriever_dir(
     rdir: Path, retriever: Retriever, manifest: dict[str, Any], verify_files: bool = True
 ) -> dict[str, Any]:
     """Check that a retriever directory's ``data/`` is the index its (already checked) manifest describes.
 
-    Checks, each raising :class:`CorruptIndexError` naming the file: ``data/retriever.json`` is readable and
-    names this retriever; its config equals ``retriever.config()`` (the one the manifest and the directory name
-    stand for: a hand-edited value such as BM25's ``k1`` would otherwise be used silently); its ``n_docs``
-    equals the manifest's; its SHA-256 equals the manifest's ``meta_sha256`` (when recorded); and, with
-    ``verify_files``, every data file it lists exists with its recorded size and SHA-256. Measured on
-    pydata__xarray-7393 (``outputs/final/indexes_dev``): at most 12 ms per retriever (the 7.5 MB Potion and
-    FAISS files), 0.1 ms without ``verify_files``.
+    With :func:`indexes.files.check_meta`, each raising :class:`CorruptIndexError` naming the file:
+    ``data/retriever.json`` is readable and names this retriever; its config equals ``retriever.config()`` (the
+    one the manifest and the directory name stand for: a hand-edited value such as BM25's ``k1`` would otherwise
+    be used silently); its ``n_docs`` equals the manifest's; its SHA-256 equals the manifest's ``meta_sha256``
+    (when recorded); and, with ``verify_files``, every data file it lists exists with its recorded size and
+    SHA-256. Measured on pydata__xarray-7393 (``outputs/final/indexes_dev``): at most 12 ms per retriever (the
+    7.5 MB Potion and FAISS files), 0.1 ms without ``verify_files``.
 
     :param rdir: the retriever directory (holding ``manifest.json`` and ``data/``).
     :param retriever: an unbuilt retriever with the wanted config.
     :param manifest: the retriever directory's manifest.
-    :param verify_files: also hash the data files (the retrievers' ``load`` does it anyway, so
+    :param verify_files: also hash the data files (:func:`indexes.files.load_retriever` does it anyway, so
         :func:`open_index` skips it here).
     :return: the ``retriever.json`` content.
     :raises CorruptIndexError: naming the broken file.
     """
-    data = rdir / "data"
-    meta_path = data / META_FILE
-    meta = read_meta(data, retriever.name, verify=False)
-    want = _json_round_trip(retriever.config())
-    if meta["config"] != want:
-        keys = sorted(set(meta["config"]) | set(want), key=str)
-        diff = ", ".join(
-            f"{k}={meta['config'].get(k)!r} (expected {want.get(k)!r})"
-            for k in keys
-            if meta["config"].get(k) != want.get(k)
-        )
-        raise CorruptIndexError(
-            meta_path, f"config differs from the one {rdir / MANIFEST} was built with (edited by hand?): {diff}"
-        )
-    if meta["n_docs"] != manifest.get("n_docs"):
-        raise CorruptIndexError(
-            meta_path, f"n_docs is {meta['n_docs']}, {rdir / MANIFEST} says {manifest.get('n_docs')}"
-        )
-    recorded = manifest.get("meta_sha256")
-    if recorded is not None and file_sha256(meta_path) != recorded:
-        raise CorruptIndexError(meta_path, f"SHA-256 differs from the one recorded in {rdir / MANIFEST} (edited)")
-    if verify_files:
-        check_files(data, meta["files"], meta_path)
-    return meta
+    return check_meta(rdir / "data", str(rdir / MANIFEST), retriever.name, retriever.config(),
+                      manifest.get("n_docs"), manifest.get("meta_sha256"), verify_files)
 
 
 def _is_current(rdir: Path, retriever: Retriever, expected: dict[str, Any], rebuild: bool) -> bool:
@@ -289,10 +257,10 @@ def ensure_index(
     The retrievers that need building are built together by :func:`retrievers.features.build_retrievers`, so
     shared features are computed once (BM25 and TF-IDF tokenize once, Potion and FAISS embed once). When the
     chunk table is current but a retriever is missing, the chunk texts are cut from the walked files
-    (:func:`chunks_with_text`) instead of chunking again. A composite retriever (hybrid, see
-    :func:`linked_parts`) gets its parts built in their own directories and is saved as links to them, so
-    nothing is built or stored twice; its manifest records each part's ``retriever.json`` hash, so a rebuilt
-    part makes the hybrid stale, and it is re-linked.
+    (:func:`chunks_with_text`) instead of chunking again. A composite retriever (hybrid: its ``parts()`` are not
+    empty) gets its parts built in their own directories and is saved as links to them, so nothing is built or
+    stored twice; its manifest records each part's ``retriever.json`` hash, so a rebuilt part makes the hybrid
+    stale, and it is re-linked.
 
     :param snapshot_dir: the snapshot (repository tree at ``base_commit``).
     :param store: index store root.
@@ -315,126 +283,222 @@ def ensure_index(
     name = snapshot_name or snapshot_dir.name
     cdir = chunk_dir_for(store, name, chunker, walk_config)
     remove_stale_temporaries(Path(store) / name)
-    report = BuildReport(name, cdir)
-    signature = stat_signature(snapshot_dir)
-    expect = _chunk_expectations(chunker, walk_config)
+    run = _Run(snapshot_dir, walk_config, cdir, rebuild, BuildReport(name, cdir), stat_signature(snapshot_dir))
+    table, manifest, fresh = _load_or_build_table(run, chunker)
+    run.report.counts = dict(manifest["counts"])
+    plain, composite = _plan_retrievers(cdir, retrievers)
+    _build_missing(run, plain, table, manifest, fresh)
+    _link_composites(run, composite, table)
+    return run.report
 
+
+@dataclass
+class _Run:
+    """What the steps of one :func:`ensure_index` call share; the snapshot is walked at most once (:meth:`walk`).
+
+    :param snapshot_dir: the snapshot.
+    :param walk_config: its walking rules.
+    :param cdir: the chunker directory.
+    :param rebuild: the caller's ``rebuild`` flag.
+    :param report: the report being filled.
+    :param signature: the snapshot's :func:`stat_signature`.
+    :param walked: what :meth:`walk` returned, once it ran.
+    """
+
+    snapshot_dir: Path
+    walk_config: WalkConfig
+    cdir: Path
+    rebuild: bool
+    report: BuildReport
+    signature: str
+    walked: tuple[list[SourceFile], Any, str] | None = None
+
+    def walk(self) -> tuple[list[SourceFile], Any, str]:
+        """The snapshot's files, walk statistics and content fingerprint (walked on first use, timed as ``walk``).
+
+        :return: ``(files, stats, fingerprint)``.
+        """
+        if self.walked is None:
+            t0 = time.perf_counter()
+            files, stats = walk_snapshot(self.snapshot_dir, self.walk_config)
+            self.walked = (files, stats, snapshot_fingerprint(files))
+            self.report.seconds["walk"] = time.perf_counter() - t0
+        return self.walked
+
+
+def _load_or_build_table(run: _Run, chunker: Chunker) -> tuple[ChunkTable, dict[str, Any], list[Chunk] | None]:
+    """Step 1: the chunk table, loaded when current (its stat signature refreshed if only mtimes changed), else
+    chunked and saved.
+
+    :param run: the call's shared state.
+    :param chunker: the chunk strategy.
+    :return: ``(table, chunker manifest, chunks with text if this call chunked, else None)``.
+    :raises CorruptIndexError: naming the file, if the saved table is broken (and ``rebuild`` is not set).
+    """
+    expect = _chunk_expectations(chunker, run.walk_config)
+    manifest_path = run.cdir / MANIFEST
     manifest: dict[str, Any] | None = None
-    if not rebuild and (cdir / MANIFEST).exists():
+    if not run.rebuild and manifest_path.exists():
         try:
-            manifest = check_manifest(cdir / MANIFEST, expect)
+            manifest = check_manifest(manifest_path, expect)
         except StaleIndexError:
             manifest = None
-    walked: dict[str, Any] = {}  # "files", "stats", "fingerprint" once the snapshot was walked
-
-    def walk() -> dict[str, Any]:
-        if not walked:
-            t0 = time.perf_counter()
-            files, walk_stats = walk_snapshot(snapshot_dir, walk_config)
-            walked.update(files=files, stats=walk_stats, fingerprint=snapshot_fingerprint(files))
-            report.seconds["walk"] = time.perf_counter() - t0
-        return walked
-
-    if manifest is not None and manifest.get("snapshot", {}).get("stat_signature") != signature:
-        if manifest["snapshot"].get("fingerprint") != walk()["fingerprint"]:
+    if manifest is not None and manifest.get("snapshot", {}).get("stat_signature") != run.signature:
+        _, _, fingerprint = run.walk()
+        if manifest["snapshot"].get("fingerprint") != fingerprint:
             manifest = None  # content changed: rebuild below
         else:  # same content, new mtimes: refresh the signature only
-            manifest["snapshot"]["stat_signature"] = signature
-            tmp = cdir / f"{MANIFEST}.tmp"
-            write_json(tmp, manifest)
-            os.replace(tmp, cdir / MANIFEST)
+            manifest["snapshot"]["stat_signature"] = run.signature
+            write_json(run.cdir / f"{MANIFEST}.tmp", manifest)
+            os.replace(run.cdir / f"{MANIFEST}.tmp", manifest_path)
+    if manifest is not None:
+        return ChunkTable.load(run.cdir, manifest["counts"]["chunks"], manifest.get("files")), manifest, None
+    return _build_table(run, chunker, expect)
 
-    fresh: list[Chunk] | None = None  # chunks with text, when this call chunked or cut them
-    if manifest is None:
-        files = walk()["files"]
-        t0 = time.perf_counter()
-        fresh, chunk_stats = chunk_files(files, chunker)
-        report.seconds["chunk"] = time.perf_counter() - t0
-        table = ChunkTable(_without_text(fresh), {f.path: len(f.lines) for f in files})
-        manifest = expect | {
-            "toolkit_version": toolkit_version(),
-            "created_at": now_iso(),
-            "snapshot": {"name": name, "path": str(snapshot_dir.resolve()), "fingerprint": walked["fingerprint"],
-                         "stat_signature": signature},
-            "counts": {"files": len(table.file_lines), "lines": sum(table.file_lines.values()),
-                       "chunks": len(table.chunks)},
-            "stats": {"walk": _jsonable(walked["stats"]), "chunking": _jsonable(chunk_stats)},
-            "seconds": {k: round(v, 4) for k, v in report.seconds.items()},
-        }
-        with atomic_directory(cdir) as tmp:
-            table.save(tmp)
-            manifest["files"] = file_records(tmp, CHUNK_FILES)
-            write_json(tmp / MANIFEST, manifest)
-        report.built.append("chunks")
-    else:
-        table = ChunkTable.load(cdir, manifest["counts"]["chunks"], manifest.get("files"))
-    report.counts = dict(manifest["counts"])
 
-    # Every retriever directory to ensure: the plain retrievers and the parts of composite ones, each once.
+def _build_table(
+    run: _Run, chunker: Chunker, expect: dict[str, Any]
+) -> tuple[ChunkTable, dict[str, Any], list[Chunk]]:
+    """Chunk the snapshot and write the chunker directory (chunk table and manifest) atomically.
+
+    :param run: the call's shared state.
+    :param chunker: the chunk strategy.
+    :param expect: the manifest values that identify the chunker directory (:func:`_chunk_expectations`).
+    :return: ``(table, manifest, chunks with text)``.
+    """
+    files, walk_stats, fingerprint = run.walk()
+    t0 = time.perf_counter()
+    chunks, chunk_stats = chunk_files(files, chunker)
+    run.report.seconds["chunk"] = time.perf_counter() - t0
+    table = ChunkTable(_without_text(chunks), {f.path: len(f.lines) for f in files})
+    manifest = expect | {
+        "toolkit_version": toolkit_version(),
+        "created_at": now_iso(),
+        "snapshot": {"name": run.report.snapshot, "path": str(run.snapshot_dir.resolve()),
+                     "fingerprint": fingerprint, "stat_signature": run.signature},
+        "counts": {"files": len(table.file_lines), "lines": sum(table.file_lines.values()),
+                   "chunks": len(table.chunks)},
+        "stats": {"walk": _jsonable(walk_stats), "chunking": _jsonable(chunk_stats)},
+        "seconds": {k: round(v, 4) for k, v in run.report.seconds.items()},
+    }
+    with atomic_directory(run.cdir) as tmp:
+        table.save(tmp)
+        manifest["files"] = file_records(tmp, CHUNK_FILES)
+        write_json(tmp / MANIFEST, manifest)
+    run.report.built.append("chunks")
+    return table, manifest, chunks
+
+
+def _plan_retrievers(
+    cdir: Path, retrievers: Sequence[Retriever]
+) -> tuple[dict[Path, Retriever], dict[Path, Retriever]]:
+    """Step 2: every retriever directory to ensure, each once: plain retrievers and composites' parts, then the
+    composites.
+
+    :param cdir: the chunker directory.
+    :param retrievers: the retrievers asked for.
+    :return: ``(directory -> plain retriever or part, directory -> composite retriever)``, in request order.
+    """
     plain: dict[Path, Retriever] = {}
-    composite: dict[Path, tuple[Retriever, list[Retriever]]] = {}
+    composite: dict[Path, Retriever] = {}
     for retriever in retrievers:
-        parts = linked_parts(retriever)
-        if parts is None:
-            plain.setdefault(retriever_dir_for(cdir, retriever), retriever)
-            continue
-        for part in parts:
+        parts = retriever.parts()
+        for part in parts or [retriever]:
             plain.setdefault(retriever_dir_for(cdir, part), part)
-        composite.setdefault(retriever_dir_for(cdir, retriever), (retriever, parts))
+        if parts:
+            composite.setdefault(retriever_dir_for(cdir, retriever), retriever)
+    return plain, composite
 
-    table_fp = table.fingerprint()
-    n_chunks = len(table.chunks)
+
+def _build_missing(
+    run: _Run, plain: dict[Path, Retriever], table: ChunkTable, manifest: dict[str, Any], fresh: list[Chunk] | None
+) -> None:
+    """Step 3: build the plain retrievers whose index is missing or stale, together, and save each.
+
+    :param run: the call's shared state.
+    :param plain: directory -> retriever (:func:`_plan_retrievers`).
+    :param table: the chunk table.
+    :param manifest: the chunker manifest.
+    :param fresh: the chunks with text if this call chunked, else ``None`` (texts are cut from the files).
+    :raises CorruptIndexError: naming the file, if a saved index is broken (and ``rebuild`` is not set).
+    :raises StaleIndexError: if the snapshot's content changed while its stat signature did not.
+    """
+    table_fp, n_chunks = table.fingerprint(), len(table.chunks)
     todo: list[tuple[Path, Retriever, dict[str, Any]]] = []
     for rdir, retriever in plain.items():
-        r_expect = _retriever_expectations(retriever, table_fp, n_chunks)
-        if _is_current(rdir, retriever, r_expect, rebuild):
-            report.reused.append(retriever.name)
+        expect = _retriever_expectations(retriever, table_fp, n_chunks)
+        if _is_current(rdir, retriever, expect, run.rebuild):
+            run.report.reused.append(retriever.name)
         else:
-            todo.append((rdir, retriever, r_expect))
-    if todo:
-        if fresh is None:
-            info = walk()
-            if info["fingerprint"] != manifest["snapshot"].get("fingerprint"):
-                raise StaleIndexError(
-                    cdir / MANIFEST,
-                    "the snapshot's content changed but not its file sizes and mtimes; rerun with --rebuild to "
-                    "rebuild it",
-                )
-            t0 = time.perf_counter()
-            fresh = chunks_with_text(table, info["files"])
-            report.seconds["texts"] = time.perf_counter() - t0
-        build_seconds = build_retrievers([r for _, r, _ in todo], fresh)
-        for i, (rdir, retriever, r_expect) in enumerate(todo):
-            t0 = time.perf_counter()
-            with atomic_directory(rdir) as tmp:
-                (tmp / "data").mkdir()
-                retriever.save(tmp / "data")
-                built_in = build_seconds.get(f"{i}:{retriever.name}", 0.0)
-                write_json(tmp / MANIFEST, r_expect | {"toolkit_version": toolkit_version(), "created_at": now_iso(),
-                                                       "meta_sha256": file_sha256(tmp / "data" / META_FILE),
-                                                       "seconds": {"build": round(built_in, 4)}})
-            _add_seconds(report, retriever.name, built_in + time.perf_counter() - t0)
-            report.built.append(retriever.name)
-        for key, value in build_seconds.items():
-            if ":" not in key:  # a shared feature
-                _add_seconds(report, key, value)
-
-    for rdir, (retriever, parts) in composite.items():
-        r_expect = _retriever_expectations(retriever, table_fp, n_chunks) | {"links": _link_expectations(cdir, parts)}
-        if _is_current(rdir, retriever, r_expect, rebuild):
-            report.reused.append(retriever.name)
-            continue
+            todo.append((rdir, retriever, expect))
+    if not todo:
+        return
+    if fresh is None:
+        files, _, fingerprint = run.walk()
+        if fingerprint != manifest["snapshot"].get("fingerprint"):
+            raise StaleIndexError(
+                run.cdir / MANIFEST,
+                "the snapshot's content changed but not its file sizes and mtimes; rerun with --rebuild to rebuild it",
+            )
         t0 = time.perf_counter()
-        with atomic_directory(rdir) as tmp:
-            (tmp / "data").mkdir()
-            part_dirs = [retriever_dir_for(cdir, p) / "data" for p in parts]
-            retriever.save_linked(tmp / "data", part_dirs)  # type: ignore[attr-defined]
-            write_json(tmp / MANIFEST, r_expect | {"toolkit_version": toolkit_version(), "created_at": now_iso(),
-                                                   "meta_sha256": file_sha256(tmp / "data" / META_FILE),
-                                                   "seconds": {"build": 0.0}})
-        _add_seconds(report, retriever.name, time.perf_counter() - t0)
-        report.built.append(retriever.name)
-    return report
+        fresh = chunks_with_text(table, files)
+        run.report.seconds["texts"] = time.perf_counter() - t0
+    build_seconds = build_retrievers([r for _, r, _ in todo], fresh)
+    for i, (rdir, retriever, expect) in enumerate(todo):
+        _write_retriever_dir(run.report, rdir, retriever, expect, build_seconds.get(f"{i}:{retriever.name}", 0.0))
+    for key, value in build_seconds.items():
+        if ":" not in key:  # a shared feature
+            _add_seconds(run.report, key, value)
+
+
+def _link_composites(run: _Run, composite: dict[Path, Retriever], table: ChunkTable) -> None:
+    """Step 4: save each composite retriever whose index is missing or stale as links to its parts' directories.
+
+    :param run: the call's shared state.
+    :param composite: directory -> composite retriever (:func:`_plan_retrievers`); its parts are built.
+    :param table: the chunk table.
+    :raises CorruptIndexError: naming the file, if a saved index is broken (and ``rebuild`` is not set).
+    """
+    table_fp, n_chunks = table.fingerprint(), len(table.chunks)
+    for rdir, retriever in composite.items():
+        parts = retriever.parts()
+        expect = _retriever_expectations(retriever, table_fp, n_chunks) | {
+            "links": _link_expectations(run.cdir, parts)
+        }
+        if _is_current(rdir, retriever, expect, run.rebuild):
+            run.report.reused.append(retriever.name)
+            continue
+        part_dirs = [retriever_dir_for(run.cdir, p) / "data" for p in parts]
+        _write_retriever_dir(run.report, rdir, retriever, expect, 0.0, part_dirs)
+
+
+def _write_retriever_dir(
+    report: BuildReport,
+    rdir: Path,
+    retriever: Retriever,
+    expect: dict[str, Any],
+    build_seconds: float,
+    part_dirs: Sequence[Path] | None = None,
+) -> None:
+    """Write one retriever directory atomically: ``data/`` (:func:`indexes.files.save_retriever`), then the
+    manifest (``expect`` plus version, time, ``retriever.json``'s SHA-256 and the build seconds).
+
+    :param report: the report; the retriever is added to ``built`` and its build plus save seconds to ``seconds``.
+    :param rdir: the retriever directory.
+    :param retriever: the built retriever (a composite: with ``part_dirs``).
+    :param expect: the manifest values that identify the index (:func:`_retriever_expectations`).
+    :param build_seconds: the seconds its build took.
+    :param part_dirs: for a composite, its parts' ``data/`` directories to link to.
+    """
+    t0 = time.perf_counter()
+    with atomic_directory(rdir) as tmp:
+        (tmp / "data").mkdir()
+        save_retriever(retriever, tmp / "data", part_dirs)
+        write_json(tmp / MANIFEST, expect | {"toolkit_version": toolkit_version(), "created_at": now_iso(),
+                                             "meta_sha256": file_sha256(tmp / "data" / META_FILE),
+                                             "seconds": {"build": round(build_seconds, 4)}})
+    _add_seconds(report, retriever.name, build_seconds + time.perf_counter() - t0)
+    report.built.append(retriever.name)
 
 
 def _add_seconds(report: BuildReport, key: str, seconds: float) -> None:
@@ -480,24 +544,17 @@ def open_index(
     manifest = check_manifest(cdir / MANIFEST, _chunk_expectations(chunker, walk_config))
     table = ChunkTable.load(cdir, manifest["counts"]["chunks"], manifest.get("files"))
     r_expect = _retriever_expectations(retriever, table.fingerprint(), len(table.chunks))
-    parts = linked_parts(retriever)
-    if parts is not None:  # the parts' saved indexes must be the ones the hybrid was linked to
+    parts = retriever.parts()
+    if parts:  # the parts' saved indexes must be the ones the hybrid was linked to
         r_expect["links"] = _link_expectations(cdir, parts)
     r_manifest = check_manifest(rdir / MANIFEST, r_expect)
     check_retriever_dir(rdir, retriever, r_manifest, verify_files=False)  # load_retriever hashes the files
     loaded = load_retriever(rdir / "data")
     meta_path = rdir / "data" / META_FILE
-    got, want = _json_round_trip(loaded.config()), _json_round_trip(retriever.config())
-    if got != want:
-        raise CorruptIndexError(meta_path, f"loads as config {got!r}, expected {want!r}")
+    check_config(meta_path, loaded.config(), retriever.config(), "the one asked for once loaded (model replaced?)")
     if loaded.n_docs != len(table.chunks):
         raise CorruptIndexError(meta_path, f"retriever holds {loaded.n_docs} docs, chunk table {len(table.chunks)}")
     return LoadedIndex(table.chunks, table.file_lines, loaded, manifest)
-
-
-def read_manifest(chunk_dir: Path) -> dict[str, Any]:
-    """The manifest of a chunker directory (for reports)."""
-    return read_json(Path(chunk_dir) / MANIFEST)
 
 
 def _without_text(chunks: Sequence[Chunk]) -> list[Chunk]:

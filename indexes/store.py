@@ -16,11 +16,12 @@ share a directory. Files are JSON and ``.npz``/``.npy`` (``allow_pickle=False``)
 A directory is written under a temporary name beside its target and renamed into place (``os.replace``), so a
 reader sees a complete index or none, and a killed build leaves only a ``.tmp-*`` directory that the next build
 removes. Loading checks the format version, the JSON, the array lengths against the manifest counts, and that
-the retriever was built from this exact chunk table; a mismatch raises :class:`CorruptIndexError` (broken
-files) or :class:`StaleIndexError` (a valid index of something else), naming the file.
+the retriever was built from this exact chunk table; a mismatch raises :class:`~indexes.files.CorruptIndexError`
+(broken files) or :class:`~indexes.files.StaleIndexError` (a valid index of something else), naming the file.
+Every file is read and written through :mod:`indexes.files`.
 
 Checksums: a chunker directory's manifest records the size and SHA-256 of ``chunks.json`` and ``chunks.npz``
-(``files``, as :func:`retrievers.common.file_records` writes them), a retriever directory's manifest the
+(``files``, as :func:`indexes.files.file_records` writes them), a retriever directory's manifest the
 SHA-256 of its ``data/retriever.json`` (``meta_sha256``), and ``retriever.json`` those of the retriever's own
 data files; so every file of an index is covered and reusing or opening one checks them all (about 30 ms for
 all five retrievers of pydata__xarray-7393). Manifests written before these fields existed are still read;
@@ -43,28 +44,11 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 
 from swe_explore.chunking.types import Chunk, SourceFile
-from swe_explore.retrievers.base import CorruptIndexError
-from swe_explore.retrievers.common import check_files
+from swe_explore.indexes.files import MANIFEST, CorruptIndexError, StaleIndexError, check_files, read_json, write_json
 
-#: Bumped whenever the on-disk layout changes; indexes of another version are stale.
-FORMAT_VERSION = 1
-MANIFEST = "manifest.json"
 #: The files of a chunk table (:meth:`ChunkTable.save`), whose sizes and SHA-256 the chunker manifest records.
 CHUNK_FILES = ("chunks.json", "chunks.npz")
 _TMP_MARK = ".tmp-"
-
-
-class StaleIndexError(ValueError):
-    """A well-formed index that does not match what was asked for (other snapshot content, config or version).
-
-    :param path: the manifest that does not match.
-    :param reason: what differs.
-    """
-
-    def __init__(self, path: str | Path, reason: str) -> None:
-        self.path = Path(path)
-        self.reason = reason
-        super().__init__(f"{path}: stale index: {reason}")
 
 
 def toolkit_version() -> str:
@@ -147,29 +131,6 @@ def remove_stale_temporaries(directory: Path) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
             removed += 1
     return removed
-
-
-def write_json(path: Path, payload: Mapping[str, Any]) -> None:
-    """Write JSON with sorted keys and a trailing newline (used only inside :func:`atomic_directory`)."""
-    path.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-
-
-def read_json(path: Path) -> dict[str, Any]:
-    """Read a JSON object, raising :class:`CorruptIndexError` naming the file when it is missing or invalid.
-
-    :param path: JSON file.
-    :return: the parsed object.
-    :raises CorruptIndexError: if the file is missing, not JSON, or not an object.
-    """
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CorruptIndexError(path, "file is missing") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CorruptIndexError(path, f"unreadable JSON ({exc})") from None
-    if not isinstance(payload, dict):
-        raise CorruptIndexError(path, "expected a JSON object")
-    return payload
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,19 @@
 """Retrievers: rank a snapshot's chunks for an issue text (BM25, TF-IDF, Potion, FAISS, hybrid RRF).
 
-The contract is in :mod:`retrievers.base`; retrievers are created and loaded by name through
-:mod:`retrievers.registry` (imported lazily here, so ``import retrievers`` stays cheap).
+The contract is in :mod:`retrievers.base`; retrievers are created by name through :mod:`retrievers.registry`
+(imported lazily here, so ``import retrievers`` stays cheap). Retrievers do no file IO: saving and loading them
+is :mod:`indexes.files`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from swe_explore.retrievers.base import CorruptIndexError, Hit, Retriever
+from swe_explore.retrievers.base import Hit, Retriever
 
-__all__ = ["CorruptIndexError", "Hit", "Retriever", "RETRIEVERS", "make_retriever", "load_retriever"]
+__all__ = ["Hit", "Retriever", "RETRIEVERS", "make_retriever"]
 
-_LAZY = ("RETRIEVERS", "make_retriever", "load_retriever")
+_LAZY = ("RETRIEVERS", "make_retriever")
 
 
 def __getattr__(name: str) -> Any:

@@ -1,31 +1,22 @@
-"""The one retriever contract: build from chunks, search a query for the top-n chunks, save, load."""
+"""The whole retriever contract: build, search, share features, compose, and hand over a state to persist.
+
+A retriever never touches files: :meth:`Retriever.state` gives its index as in-memory values keyed by file name
+and :meth:`Retriever.from_state` rebuilds it from them; :mod:`indexes.files` does every read and write (JSON,
+``.npy``, ``.npz``, raw bytes), the checksums and the atomic directories.
+"""
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
-from pathlib import Path
-from typing import Any, ClassVar, NamedTuple, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, NamedTuple, Sequence, TypeVar
 
 from swe_explore.chunking.types import Chunk
 
+__all__ = ["Hit", "FeatureSpec", "RetrieverState", "InvalidStateError", "Retriever"]
 
-class CorruptIndexError(ValueError):
-    """A persisted index file is missing, truncated, edited by hand or inconsistent.
-
-    The message is ``"<path>: <reason>; rerun with --rebuild to rebuild it"``: the file, what is wrong, and the
-    fix (``scripts/index_repos.py --rebuild``, or ``rebuild=True`` of :func:`indexes.build.ensure_index`).
-
-    :param path: the offending file or directory.
-    :param reason: what is wrong with it.
-    """
-
-    #: The fix, appended to every message.
-    HINT = "rerun with --rebuild to rebuild it"
-
-    def __init__(self, path: str | Path, reason: str) -> None:
-        self.path = Path(path)
-        self.reason = reason
-        super().__init__(f"{path}: {reason}; {self.HINT}")
+_T = TypeVar("_T")
 
 
 class Hit(NamedTuple):
@@ -35,16 +26,98 @@ class Hit(NamedTuple):
     score: float
 
 
+@dataclass(frozen=True)
+class FeatureSpec:
+    """Identifies one shared feature: its kind and the canonical JSON of everything that determines its value.
+
+    Two retrievers whose :meth:`Retriever.feature_specs` hold equal specs share one computed value (see
+    :func:`retrievers.features.build_retrievers`).
+
+    :param kind: e.g. ``"term_counts"`` or ``"vectors"``.
+    :param config: canonical JSON (sorted keys, no spaces); build it with :meth:`make`.
+    """
+
+    kind: str
+    config: str
+
+    @classmethod
+    def make(cls, kind: str, config: Mapping[str, Any]) -> FeatureSpec:
+        """A spec from a JSON-serialisable config (canonicalised, so equal configs give equal specs).
+
+        :param kind: the feature kind.
+        :param config: what determines the value (tokenizer config, fields, model fingerprint, ...).
+        :return: the spec.
+        """
+        return cls(kind, json.dumps(config, sort_keys=True, separators=(",", ":")))
+
+
+class InvalidStateError(ValueError):
+    """A saved state that cannot be this retriever's index: wrong array type, shape or dtype, bad config, or an
+    embedding index built with another model.
+
+    The index store turns it into ``CorruptIndexError(<index directory>/<file or retriever.json>, reason)``.
+
+    :param file: the state file at fault (e.g. ``"tf.npz"``), or ``None`` for the config and extra facts
+        (``retriever.json``).
+    :param reason: what is wrong.
+    """
+
+    def __init__(self, file: str | None, reason: str) -> None:
+        self.file = file
+        self.reason = reason
+        super().__init__(f"{file or 'retriever.json'}: {reason}")
+
+
+@dataclass
+class RetrieverState:
+    """A retriever's index as values, for :mod:`indexes.files` to write and read back.
+
+    :param files: file name -> value; the extension says how it is stored: ``.npy`` a numpy array
+        (``np.save``, no pickle), ``.npz`` a scipy CSR/CSC matrix, ``.json`` a list of strings (a vocabulary,
+        one term per line), anything else ``bytes`` written as they are (e.g. ``index.faiss``).
+    :param extra: more JSON facts recorded in ``retriever.json`` next to the config (e.g. an embedding model's
+        ``dim`` and ``model_fingerprint``).
+    """
+
+    files: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, name: str, kind: type[_T] | tuple[type, ...]) -> _T:
+        """One file's value, checked to be of the expected type.
+
+        :param name: the file name.
+        :param kind: the expected type(s) (e.g. ``np.ndarray``, ``list``, ``bytes``).
+        :return: the value.
+        :raises InvalidStateError: naming the file if it is absent or of another type.
+        """
+        if name not in self.files:
+            raise InvalidStateError(name, "file is not among the index's files")
+        value = self.files[name]
+        if not isinstance(value, kind):
+            raise InvalidStateError(name, f"holds a {type(value).__name__}, expected {kind}")
+        return value  # type: ignore[return-value]
+
+
 class Retriever(ABC):
     """Ranks the chunks of one snapshot for a query.
 
-    Subclasses set ``name`` and implement :meth:`build`, :meth:`search`, :meth:`save` and :meth:`load`. A
-    retriever never sees files or regions: it maps a query to chunk positions ``0..n_docs-1`` in the order of
-    the chunk list it was built from. Results are sorted by score, descending; ties keep chunk order
-    (lower index first), so every ranking is deterministic.
+    A retriever never sees files or regions: it maps a query to chunk positions ``0..n_docs-1`` in the order of
+    the chunk list it was built from. Results are sorted by score, descending; ties keep chunk order (lower index
+    first), so every ranking is deterministic.
+
+    Subclasses set :attr:`name` and :attr:`options` and implement :meth:`config`, :attr:`n_docs`, :meth:`build`,
+    :meth:`search`, :meth:`state` and :meth:`from_state`. Optional parts of the contract, with defaults here:
+
+    - shared features (:meth:`feature_specs`, :meth:`compute_feature`, :meth:`build_from_features`): a retriever
+      whose :meth:`feature_specs` is ``None`` is built with :meth:`build`;
+    - composition (:meth:`parts`, :meth:`part_count`): a composite retriever (the hybrid) is made of other
+      retrievers, which are persisted in their own directories and handed back to :meth:`from_state`.
     """
 
+    #: Registry name (``"bm25"``, ...); also recorded in ``retriever.json``.
     name: ClassVar[str]
+    #: The keyword options :func:`retrievers.registry.make_retriever` accepts for this retriever, in order.
+    options: ClassVar[tuple[str, ...]]
 
     @abstractmethod
     def config(self) -> dict[str, Any]:
@@ -73,19 +146,82 @@ class Retriever(ABC):
         :raises ValueError: if ``top_n < 1``.
         """
 
-    @abstractmethod
-    def save(self, directory: Path) -> None:
-        """Write the index into an existing, empty directory (JSON + numpy/faiss files, never pickle).
+    # Shared features -------------------------------------------------------------------------------------------
 
-        :param directory: target directory; the caller makes the write atomic.
+    def feature_specs(self) -> dict[str, FeatureSpec] | None:
+        """The features the retriever builds from, by a local name; ``None`` (the default): built with
+        :meth:`build`.
+
+        :return: local name -> spec, or ``None``.
+        """
+        return None
+
+    def compute_feature(self, name: str, chunks: Sequence[Chunk]) -> Any:
+        """Compute the feature ``name`` of :meth:`feature_specs` for the chunks.
+
+        :param name: a local feature name.
+        :param chunks: the chunks, in index order.
+        :return: the value (shared with other retrievers: treated as read-only).
+        :raises ValueError: for a name :meth:`feature_specs` does not declare (always, by default).
+        """
+        raise ValueError(f"{type(self).__name__} shares no features; it has no feature {name!r}")
+
+    def build_from_features(self, values: Mapping[str, Any]) -> None:
+        """Build the index from ``{name: value}`` for every name of :meth:`feature_specs`.
+
+        :param values: the feature values (read, never modified).
+        :raises NotImplementedError: if the retriever shares no features (the default).
+        """
+        raise NotImplementedError(f"{type(self).__name__} shares no features; build it with build(chunks)")
+
+    # Composition -----------------------------------------------------------------------------------------------
+
+    def parts(self) -> list[Retriever]:
+        """The retrievers this one is made of, in order (the hybrid's parts); ``[]`` (the default) for a plain one.
+
+        :return: the part retrievers.
+        """
+        return []
+
+    @classmethod
+    def part_count(cls, config: Mapping[str, Any]) -> int:
+        """How many parts a saved index of this class with this config has (``0`` by default).
+
+        :param config: the ``config`` recorded in ``retriever.json``.
+        :return: the number of parts :meth:`from_state` expects.
+        :raises InvalidStateError: if the config does not say it validly.
+        """
+        return 0
+
+    # Persistence (no file IO) ----------------------------------------------------------------------------------
+
+    @abstractmethod
+    def state(self) -> RetrieverState:
+        """The built index as values (see :class:`RetrieverState`); a composite's parts are not part of it.
+
+        :return: the state.
         """
 
     @classmethod
     @abstractmethod
-    def load(cls, directory: Path) -> Retriever:
-        """Load an index written by :meth:`save`.
+    def from_state(
+        cls,
+        config: Mapping[str, Any],
+        n_docs: int,
+        state: RetrieverState,
+        parts: Sequence[Retriever] = (),
+        model: str | None = None,
+    ) -> Retriever:
+        """Rebuild a retriever from what :meth:`state` gave, checking every value.
 
-        :param directory: the directory :meth:`save` wrote.
+        :param config: the saved :meth:`config`.
+        :param n_docs: the saved :attr:`n_docs`.
+        :param state: the saved state, read back.
+        :param parts: a composite's loaded parts (``part_count(config)`` of them), else empty.
+        :param model: for embedding retrievers, the model to load the index with (hub id or local path), or
+            ``None`` for the recorded one; ignored by retrievers without a model.
         :return: the retriever, ready to :meth:`search`.
-        :raises CorruptIndexError: naming the file, if a file is missing, truncated or inconsistent.
+        :raises InvalidStateError: for a bad array, shape, dtype, config or (embedding) model fingerprint.
+        :raises FileNotFoundError: if an embedding model is a path that does not exist.
+        :raises ValueError: if an embedding model cannot be loaded.
         """

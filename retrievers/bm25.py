@@ -24,8 +24,9 @@ every ``n``: with ``N = 2``, ``idf = log(1 + 1.5/1.5) = log 2`` for a token in o
 :mod:`retrievers.features` (terms sorted by code point), which a TF-IDF retriever with the same tokenizer and
 fields shares when both are built in one call.
 
-**Persistence.** ``tf.npz`` (scipy CSR, chunks x terms, int32 term counts), ``vocab.json`` (the terms, column
-order) and ``retriever.json``. The backend's scoring structures are derived from them on load.
+**Persistence.** The state (:meth:`BM25Retriever.state`) is ``tf.npz`` (scipy CSR, chunks x terms, int32 term
+counts) and ``vocab.json`` (the terms, column order). The backend's scoring structures are derived from them in
+:meth:`BM25Retriever.from_state`.
 
 **Backends** (``backend=``), all built from the same token lists and returning the same scores:
 
@@ -42,33 +43,21 @@ order) and ``retriever.json``. The backend's scoring structures are derived from
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 from rank_bm25 import BM25Okapi
 
-from swe_explore.retrievers.base import CorruptIndexError, Hit
-from swe_explore.retrievers.common import (
-    DEFAULT_FIELDS,
-    check_fields,
-    check_top_n,
-    load_npz,
-    prepare_directory,
-    read_terms,
-    save_npz,
-    top_hits,
-    write_meta,
-    write_terms,
-)
+from swe_explore.retrievers.base import Hit, InvalidStateError, Retriever, RetrieverState
+from swe_explore.retrievers.common import DEFAULT_FIELDS, check_fields, check_top_n, top_hits
 from swe_explore.retrievers.features import TermCountsRetriever
 from swe_explore.retrievers.tokenize import CodeTokenizer
 
-__all__ = ["BM25Retriever", "BACKENDS", "LuceneBM25Okapi", "lucene_idf"]
+__all__ = ["BM25Retriever", "BM25_BACKENDS", "LuceneBM25Okapi", "lucene_idf"]
 
 #: Scoring backends :class:`BM25Retriever` accepts.
-BACKENDS = ("numpy", "rank_bm25", "bm25s")
+BM25_BACKENDS = ("numpy", "rank_bm25", "bm25s")
 
 _TF_FILE = "tf.npz"
 _VOCAB_FILE = "vocab.json"
@@ -111,6 +100,7 @@ class BM25Retriever(TermCountsRetriever):
     """
 
     name = "bm25"
+    options = ("k1", "b", "backend", "tokenizer", "fields")
     display_name = "BM25"
 
     def __init__(
@@ -125,8 +115,8 @@ class BM25Retriever(TermCountsRetriever):
             raise ValueError(f"k1 must be a number >= 0, got {k1!r}")
         if not isinstance(b, (int, float)) or isinstance(b, bool) or not 0 <= b <= 1:
             raise ValueError(f"b must be a number in [0, 1], got {b!r}")
-        if backend not in BACKENDS:
-            raise ValueError(f"unknown BM25 backend {backend!r}; valid: {', '.join(BACKENDS)}")
+        if backend not in BM25_BACKENDS:
+            raise ValueError(f"unknown BM25 backend {backend!r}; valid: {', '.join(BM25_BACKENDS)}")
         self.k1 = float(k1)
         self.b = float(b)
         self.backend = backend
@@ -154,11 +144,6 @@ class BM25Retriever(TermCountsRetriever):
     def n_docs(self) -> int:
         """Number of chunks indexed."""
         return int(self._tf.shape[0])
-
-    @property
-    def vocabulary(self) -> dict[str, int]:
-        """Term -> column of the term-frequency matrix (read-only view; do not modify)."""
-        return self._vocab
 
     def build_from_features(self, values: Mapping[str, Any]) -> None:
         """Build the term-frequency matrix and the backend from the ``counts`` feature (read, never modified).
@@ -258,41 +243,43 @@ class BM25Retriever(TermCountsRetriever):
         check_top_n(top_n)
         return top_hits(self.scores(query), top_n)
 
-    def save(self, directory: Path) -> None:
-        """Write ``tf.npz``, ``vocab.json`` and ``retriever.json`` into an empty directory.
+    def state(self) -> RetrieverState:
+        """The index as ``tf.npz`` (the CSR term counts) and ``vocab.json`` (the terms in column order).
 
-        :param directory: existing, empty target directory.
-        :raises FileNotFoundError: if it does not exist.
-        :raises ValueError: if it is not empty.
+        :return: the state.
         """
-        directory = prepare_directory(directory)
-        save_npz(directory / _TF_FILE, self._tf)
         terms = sorted(self._vocab, key=self._vocab.__getitem__)
-        write_terms(directory / _VOCAB_FILE, terms)
-        write_meta(directory, self.name, self.config(), self.n_docs, [_TF_FILE, _VOCAB_FILE])
+        return RetrieverState({_TF_FILE: self._tf, _VOCAB_FILE: terms})
 
     @classmethod
-    def load(cls, directory: Path) -> BM25Retriever:
-        """Load an index written by :meth:`save` and rebuild the backend.
+    def from_state(
+        cls,
+        config: Mapping[str, Any],
+        n_docs: int,
+        state: RetrieverState,
+        parts: Sequence[Retriever] = (),
+        model: str | None = None,
+    ) -> BM25Retriever:
+        """Rebuild from :meth:`state` and rebuild the backend.
 
-        :param directory: the directory :meth:`save` wrote.
+        :param config: the saved config.
+        :param n_docs: the saved number of chunks.
+        :param state: the saved state.
+        :param parts: unused (BM25 has no parts).
+        :param model: unused (BM25 has no model).
         :return: the retriever.
-        :raises CorruptIndexError: naming the file, if a file is missing, truncated, edited or inconsistent.
+        :raises InvalidStateError: naming the file, for a bad config, vocabulary or term-count matrix.
         """
-        directory = Path(directory)
-        self, meta = cls._from_saved(directory)
-        vocab = read_terms(directory / _VOCAB_FILE)
-        terms = list(vocab)
-        tf = sp.csr_matrix(load_npz(directory / _TF_FILE))
-        if tf.shape != (meta["n_docs"], len(terms)):
-            raise CorruptIndexError(
-                directory / _TF_FILE, f"shape {tf.shape}, expected ({meta['n_docs']}, {len(terms)}) from the metadata"
-            )
+        self = cls._from_config(config)
+        vocab = cls._vocabulary(state, _VOCAB_FILE)
+        tf: Any = state.get(_TF_FILE, (sp.spmatrix, sp.sparray))
+        if tf.shape != (n_docs, len(vocab)):
+            raise InvalidStateError(_TF_FILE, f"shape {tf.shape}, expected ({n_docs}, {len(vocab)}) from the metadata")
+        tf = sp.csr_matrix(tf)
         if tf.nnz and (tf.data.min() < 1 or not np.issubdtype(tf.data.dtype, np.integer)):
-            raise CorruptIndexError(directory / _TF_FILE, "term counts must be positive integers")
+            raise InvalidStateError(_TF_FILE, "term counts must be positive integers")
         self._vocab = vocab
         self._tf = sp.csr_matrix(tf, dtype=np.int32)
         self._tf.sort_indices()
         self._prepare()
         return self
-

@@ -13,25 +13,18 @@ vectors, or an HNSW search that reaches too few). Those entries are dropped, nev
 ``chunks[-1]`` (BR-20), as are scores ``<= 0``. Equal scores are re-sorted by chunk index, as the contract
 requires.
 
-Persistence: ``index.faiss`` (``faiss.write_index``) and ``retriever.json`` (config, ``dim``,
-``model_fingerprint``).
+Persistence: the state is ``index.faiss`` (the bytes of ``faiss.serialize_index``, what ``faiss.write_index``
+writes) plus the model's ``dim`` and ``model_fingerprint``, recorded in ``retriever.json`` by :mod:`indexes.files`.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from swe_explore.retrievers.base import CorruptIndexError, Hit
-from swe_explore.retrievers.common import (
-    DEFAULT_FIELDS,
-    check_fields,
-    check_top_n,
-    prepare_directory,
-    write_meta,
-)
+from swe_explore.retrievers.base import Hit, InvalidStateError, Retriever, RetrieverState
+from swe_explore.retrievers.common import DEFAULT_FIELDS, check_fields, check_top_n
 from swe_explore.retrievers.potion import Embedder, EmbeddingRetriever, check_vectors
 
 __all__ = ["FaissRetriever", "INDEX_KINDS", "build_faiss_index", "faiss_search"]
@@ -116,6 +109,7 @@ class FaissRetriever(EmbeddingRetriever):
     """
 
     name = "faiss"
+    options = ("model", "max_length", "fields", "index", "hnsw_m", "ef_construction", "ef_search", "batch_size")
     display_name = "FAISS"
 
     def __init__(
@@ -187,51 +181,56 @@ class FaissRetriever(EmbeddingRetriever):
         q = self.embedder.encode([query], labels=["the query"])[0]
         return faiss_search(self._index, q, top_n)
 
-    def save(self, directory: Path) -> None:
-        """Write ``index.faiss`` and ``retriever.json`` into an empty directory.
+    def state(self) -> RetrieverState:
+        """The index as ``index.faiss`` (``faiss.serialize_index`` bytes), with the model's ``dim`` and fingerprint.
 
-        :param directory: existing, empty target directory.
-        :raises FileNotFoundError: if it does not exist.
-        :raises ValueError: if it is not empty.
+        :return: the state.
         """
         import faiss
 
-        directory = prepare_directory(directory)
-        faiss.write_index(self._index, str(directory / _INDEX_FILE))
-        write_meta(directory, self.name, self.config(), self.n_docs, [_INDEX_FILE], self._model_meta())
+        return RetrieverState({_INDEX_FILE: faiss.serialize_index(self._index).tobytes()}, self._model_facts())
 
     @classmethod
-    def load(cls, directory: Path, model: str | None = None) -> FaissRetriever:
-        """Load an index written by :meth:`save`; the model is loaded (or taken from the cache) and checked.
+    def from_state(
+        cls,
+        config: Mapping[str, Any],
+        n_docs: int,
+        state: RetrieverState,
+        parts: Sequence[Retriever] = (),
+        model: str | None = None,
+    ) -> FaissRetriever:
+        """Rebuild from :meth:`state`; the model is loaded (or taken from the cache) and checked.
 
-        The model is ``model`` if given, else the recorded spec (see
-        :func:`retrievers.potion.embedding_retriever_from_meta`); its fingerprint must match the recorded one.
+        The model is ``model`` if given, else the recorded spec (see :func:`retrievers.potion.model_for_index`);
+        its fingerprint must match the recorded one.
 
-        :param directory: the directory :meth:`save` wrote.
+        :param config: the saved config.
+        :param n_docs: the saved number of chunks.
+        :param state: the saved state.
+        :param parts: unused (FAISS has no parts).
         :param model: the model to load the index with (hub id or local path), or ``None``.
         :return: the retriever.
-        :raises CorruptIndexError: naming the file, if a file is missing, truncated, edited or inconsistent, or the
-            model is not the one the index was built with.
+        :raises InvalidStateError: naming the file, for a bad config or FAISS index, or a model other than the one
+            the index was built with.
         :raises FileNotFoundError: if the model is a path that does not exist.
         :raises ValueError: if the model cannot be loaded.
         """
         import faiss
 
-        directory = Path(directory)
-        self, meta = cls._from_saved(directory, model)
-        path = directory / _INDEX_FILE
+        self = cls._from_config(config, state.extra, model)
+        blob = state.get(_INDEX_FILE, bytes)
         try:
-            index = faiss.read_index(str(path))
+            index = faiss.deserialize_index(np.frombuffer(blob, dtype=np.uint8))
         except RuntimeError as exc:  # faiss reports every read failure as RuntimeError
-            raise CorruptIndexError(path, f"not a readable FAISS index ({str(exc).splitlines()[0]})") from None
+            raise InvalidStateError(_INDEX_FILE, f"not a readable FAISS index ({str(exc).splitlines()[0]})") from None
         expected_type = faiss.IndexFlatIP if self.index_kind == "flat" else faiss.IndexHNSWFlat
         if not isinstance(index, expected_type) or index.metric_type != faiss.METRIC_INNER_PRODUCT:
-            raise CorruptIndexError(
-                path, f"holds a {type(index).__name__}, expected an inner-product {self.index_kind} index"
+            raise InvalidStateError(
+                _INDEX_FILE, f"holds a {type(index).__name__}, expected an inner-product {self.index_kind} index"
             )
-        if index.ntotal != meta["n_docs"] or index.d != self.embedder.dim:
-            raise CorruptIndexError(
-                path, f"{index.ntotal} vectors of dim {index.d}, expected {meta['n_docs']} of dim {self.embedder.dim}"
+        if index.ntotal != n_docs or index.d != self.embedder.dim:
+            raise InvalidStateError(
+                _INDEX_FILE, f"{index.ntotal} vectors of dim {index.d}, expected {n_docs} of dim {self.embedder.dim}"
             )
         self._index = index
         return self

@@ -11,11 +11,10 @@ makes several of them (``indexes.build.ensure_index`` with ``--retriever bm25 tf
   path), ``max_length`` and set of fields; declared by :class:`~retrievers.potion.PotionRetriever` and
   :class:`~retrievers.faiss_index.FaissRetriever`, so a snapshot is embedded once for both.
 
-A retriever takes part by implementing three optional methods (the :class:`SharesFeatures` protocol; the
-:class:`~retrievers.base.Retriever` contract itself is unchanged, and a retriever without them is simply built
-with ``build(chunks)``):
+A retriever takes part through three methods of the :class:`~retrievers.base.Retriever` contract, whose defaults
+mean "no shared features" (such a retriever is simply built with ``build(chunks)``):
 
-- ``feature_specs() -> dict[str, FeatureSpec]`` (or ``None``): the features it needs, by a local name;
+- ``feature_specs() -> dict[str, FeatureSpec] | None``: the features it needs, by a local name;
 - ``compute_feature(name, chunks)``: computes one of them (called for the first retriever needing it only);
 - ``build_from_features(values)``: builds the index from ``{name: value}``.
 
@@ -29,54 +28,27 @@ depends on which retriever asked first: building retrievers together or one at a
 
 from __future__ import annotations
 
-import json
 import time
 from abc import abstractmethod
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Protocol, Sequence, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from swe_explore.chunking.types import Chunk
-from swe_explore.retrievers.base import CorruptIndexError, Retriever
-from swe_explore.retrievers.common import document_text, read_meta
+from swe_explore.retrievers.base import FeatureSpec, InvalidStateError, Retriever, RetrieverState
+from swe_explore.retrievers.common import document_text
 
 if TYPE_CHECKING:
     from swe_explore.retrievers.tokenize import CodeTokenizer
 
 __all__ = [
-    "FeatureSpec",
     "TermCounts",
-    "SharesFeatures",
     "TermCountsRetriever",
     "counts_from_tokens",
-    "feature_specs_of",
     "build_retrievers",
 ]
-
-
-@dataclass(frozen=True)
-class FeatureSpec:
-    """Identifies one shared feature: its kind and the canonical JSON of everything that determines its value.
-
-    :param kind: e.g. ``"term_counts"`` or ``"vectors"``.
-    :param config: canonical JSON (sorted keys, no spaces); build it with :meth:`make`.
-    """
-
-    kind: str
-    config: str
-
-    @classmethod
-    def make(cls, kind: str, config: Mapping[str, Any]) -> FeatureSpec:
-        """A spec from a JSON-serialisable config (canonicalised, so equal configs give equal specs).
-
-        :param kind: the feature kind.
-        :param config: what determines the value (tokenizer config, fields, model fingerprint, ...).
-        :return: the spec.
-        """
-        return cls(kind, json.dumps(config, sort_keys=True, separators=(",", ":")))
 
 
 @dataclass(frozen=True)
@@ -115,20 +87,6 @@ def counts_from_tokens(docs: Sequence[Sequence[str]]) -> TermCounts:
     return TermCounts(terms, counts)
 
 
-@runtime_checkable
-class SharesFeatures(Protocol):
-    """The optional methods through which a retriever shares features (see the module docstring)."""
-
-    def feature_specs(self) -> dict[str, FeatureSpec] | None:
-        """The features the retriever needs, by local name; ``None`` if it cannot build from features."""
-
-    def compute_feature(self, name: str, chunks: Sequence[Chunk]) -> Any:
-        """Compute the feature ``name`` of :meth:`feature_specs` for the chunks."""
-
-    def build_from_features(self, values: Mapping[str, Any]) -> None:
-        """Build the index from ``{name: value}`` for every name of :meth:`feature_specs`."""
-
-
 _T = TypeVar("_T", bound="TermCountsRetriever")
 
 
@@ -136,8 +94,9 @@ class TermCountsRetriever(Retriever):
     """Base of the retrievers built from the shared ``term_counts`` feature (BM25 and TF-IDF).
 
     It supplies the feature methods (:meth:`feature_specs`, :meth:`compute_feature`), :meth:`build`,
-    :meth:`tokenize_chunks`, :meth:`build_tokens` and the first step of ``load``. A subclass sets ``tokenizer``
-    and ``fields`` in its ``__init__``, names itself in :attr:`display_name`, and implements
+    :meth:`tokenize_chunks` and the first steps of ``from_state`` (:meth:`_from_config`,
+    :meth:`_vocabulary`). A subclass sets ``tokenizer`` and ``fields`` in its ``__init__``, names itself in
+    :attr:`display_name`, and implements
     :meth:`build_from_features` (what it makes of the counts) and the rest of the
     :class:`~retrievers.base.Retriever` contract.
     """
@@ -188,13 +147,6 @@ class TermCountsRetriever(Retriever):
         """
         self.build_from_features({"counts": self.compute_feature("counts", chunks)})
 
-    def build_tokens(self, docs: Sequence[Sequence[str]]) -> None:
-        """Build from token lists (from :meth:`tokenize_chunks`), one per chunk in index order.
-
-        :param docs: the chunks' tokens.
-        """
-        self.build_from_features({"counts": counts_from_tokens(docs)})
-
     @abstractmethod
     def build_from_features(self, values: Mapping[str, Any]) -> None:
         """Build from the ``counts`` feature (read, never modified); check it with :meth:`_counts_of`.
@@ -216,30 +168,34 @@ class TermCountsRetriever(Retriever):
         return counts
 
     @classmethod
-    def _from_saved(cls: type[_T], directory: Path) -> tuple[_T, dict[str, Any]]:
-        """The first step of ``load``: read ``retriever.json`` and instantiate the retriever from its config.
+    def _from_config(cls: type[_T], config: Mapping[str, Any]) -> _T:
+        """The first step of ``from_state``: the retriever (without its index) of a saved config.
 
-        :param directory: the directory ``save`` wrote.
-        :return: ``(retriever without its index, checked metadata)``.
-        :raises CorruptIndexError: naming the file, if ``retriever.json`` or a listed file is missing, truncated,
-            edited or inconsistent, or the config is not valid for this class.
+        :param config: the saved config.
+        :return: the retriever.
+        :raises InvalidStateError: if the config is not valid for this class.
         """
-        meta = read_meta(directory, cls.name)
         try:
-            return cls(**meta["config"]), meta
+            return cls(**config)
         except (TypeError, ValueError) as exc:
-            raise CorruptIndexError(directory / "retriever.json", f"invalid config ({exc})") from None
+            raise InvalidStateError(None, f"invalid config ({exc})") from None
 
+    @staticmethod
+    def _vocabulary(state: RetrieverState, file: str) -> dict[str, int]:
+        """A saved vocabulary (terms in column order) as term -> column.
 
-def feature_specs_of(retriever: Retriever) -> dict[str, FeatureSpec] | None:
-    """The features a retriever declares, or ``None`` when it does not share features.
-
-    :param retriever: any retriever.
-    :return: local name -> spec, or ``None``.
-    """
-    if not isinstance(retriever, SharesFeatures):
-        return None
-    return retriever.feature_specs()
+        :param state: the saved state.
+        :param file: the vocabulary's file name.
+        :return: term -> column.
+        :raises InvalidStateError: naming the file if it is not a list of strings or repeats a term.
+        """
+        terms = state.get(file, list)
+        if not all(isinstance(t, str) for t in terms):
+            raise InvalidStateError(file, "expected a JSON list of terms")
+        vocab = {t: j for j, t in enumerate(terms)}
+        if len(vocab) != len(terms):
+            raise InvalidStateError(file, f"{len(terms) - len(vocab)} repeated term(s)")
+        return vocab
 
 
 def build_retrievers(retrievers: Sequence[Retriever], chunks: Sequence[Chunk]) -> dict[str, float]:
@@ -257,7 +213,7 @@ def build_retrievers(retrievers: Sequence[Retriever], chunks: Sequence[Chunk]) -
     values: dict[FeatureSpec, Any] = {}
     seconds: dict[str, float] = {}
     for i, retriever in enumerate(retrievers):
-        specs = feature_specs_of(retriever)
+        specs = retriever.feature_specs()
         if specs is None:
             t0 = time.perf_counter()
             retriever.build(chunks)

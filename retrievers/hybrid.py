@@ -15,42 +15,35 @@ chunk index, as for every retriever.
 compute it once; the hybrid also declares its parts' features, so a hybrid built next to a BM25 and a Potion
 retriever on the same chunks reuses their term counts and vectors.
 
-**Persistence**, two layouts, both read by :meth:`HybridRetriever.load`:
+**Persistence.** The hybrid's own state is empty: its config (parts with their names and configs, ``k``,
+``weights``, ``depth``) says everything, and its parts (:meth:`HybridRetriever.parts`) are persisted as retrievers
+of their own. :mod:`indexes.files` writes them either into ``part0/``, ``part1/``, ... of the hybrid's directory
+(standalone) or, in the index store, as links to the parts' sibling retriever directories (each with the SHA-256
+of that part's ``retriever.json``, so a part rebuilt since makes loading the hybrid fail); either way
+:meth:`HybridRetriever.from_state` receives the loaded parts.
 
-- standalone (:meth:`~HybridRetriever.save`): ``retriever.json`` (config: parts with their names and configs,
-  ``k``, ``weights``, ``depth``) and one subdirectory per part, ``part0/``, ``part1/``, ..., each written by
-  the part's own ``save``;
-- linked (:meth:`~HybridRetriever.save_linked`, what the index store uses): ``retriever.json`` only, with
-  ``links``: for each part, the relative path of a part index saved elsewhere (the store's sibling retriever
-  directory of that config) and the SHA-256 of that part's ``retriever.json``. The parts are not stored twice,
-  and since a part's ``retriever.json`` records the size and SHA-256 of every one of its files, a part that
-  was rebuilt differently, edited or removed makes loading the hybrid fail with
-  :class:`~retrievers.base.CorruptIndexError` naming the part's file.
+**No registry here.** The hybrid is made of retriever instances; :func:`retrievers.registry.make_retriever`
+makes them from names (``make_retriever("hybrid", parts=["bm25", "potion"], model=...)``), so this module does not
+import the registry.
 """
 
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from swe_explore.chunking.types import Chunk
-from swe_explore.retrievers.base import CorruptIndexError, Hit, Retriever
-from swe_explore.retrievers.common import (
-    META_FILE,
-    check_top_n,
-    file_sha256,
-    prepare_directory,
-    read_meta,
-    top_hits,
-    write_meta,
-)
-from swe_explore.retrievers.features import FeatureSpec, build_retrievers, feature_specs_of
+from swe_explore.retrievers.base import FeatureSpec, Hit, InvalidStateError, Retriever, RetrieverState
+from swe_explore.retrievers.common import check_top_n, top_hits
+from swe_explore.retrievers.features import build_retrievers
 
-__all__ = ["HybridRetriever", "rrf_scores"]
+__all__ = ["HybridRetriever", "DEFAULT_PARTS", "rrf_scores"]
+
+#: The parts of ``make_retriever("hybrid")`` when none are given: lexical BM25 plus Potion embeddings.
+DEFAULT_PARTS = ("bm25", "potion")
+#: The config keys of a hybrid.
+_CONFIG_KEYS = ("parts", "k", "weights", "depth")
 
 
 def rrf_scores(
@@ -79,29 +72,34 @@ def rrf_scores(
 class HybridRetriever(Retriever):
     """Reciprocal-rank fusion of several retrievers; see the module docstring.
 
-    :param parts: the retrievers to fuse, at least two: instances, registry names (``"bm25"``, ``"potion"``,
-        ...) or ``{"name": ..., "config": {...}}`` dicts (what :meth:`config` records).
+    :param parts: the retrievers to fuse, at least two, none of them composite (build them by name with
+        :func:`retrievers.registry.make_retriever`).
     :param k: the RRF constant (``> 0``).
     :param weights: one non-negative weight per part, or ``None`` for equal weights.
     :param depth: how many hits each part contributes (``>= 1``; at least ``top_n`` is used).
-    :param model: model spec passed to the embedding parts (``potion``, ``faiss``) given by name only.
-    :raises ValueError: for fewer than two parts, an unknown part name, or invalid ``k``/``weights``/``depth``.
+    :raises ValueError: for fewer than two parts, a part that is not a plain retriever, or invalid
+        ``k``/``weights``/``depth``.
     """
 
     name = "hybrid"
+    #: What ``make_retriever("hybrid", ...)`` accepts: ``parts`` as names or ``{"name", "config"}`` dicts (or
+    #: instances), and ``model``, passed to the embedding parts given by name; the registry makes the parts.
+    options = ("parts", "k", "weights", "depth", "model")
 
     def __init__(
         self,
-        parts: Sequence[Retriever | str | Mapping[str, Any]] = ("bm25", "potion"),
+        parts: Sequence[Retriever],
         k: float = 60.0,
         weights: Sequence[float] | None = None,
         depth: int = 1000,
-        model: str | None = None,
     ) -> None:
-        from swe_explore.retrievers.registry import make_retriever  # late import: the registry imports this module
-
         if isinstance(parts, (str, Mapping)) or len(parts) < 2:
             raise ValueError(f"hybrid needs at least two parts, got {parts!r}")
+        for part in parts:
+            if not isinstance(part, Retriever):
+                raise ValueError(f"a hybrid part must be a Retriever (make it with make_retriever), got {part!r}")
+            if part.parts():
+                raise ValueError("a hybrid part cannot itself be hybrid")
         if not isinstance(k, (int, float)) or isinstance(k, bool) or not k > 0:
             raise ValueError(f"k must be a number > 0, got {k!r}")
         if weights is not None:
@@ -110,23 +108,7 @@ class HybridRetriever(Retriever):
                 raise ValueError(f"weights must be {len(parts)} numbers >= 0, got {weights!r}")
         if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
             raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
-        built: list[Retriever] = []
-        for part in parts:
-            if isinstance(part, Retriever):
-                built.append(part)
-                continue
-            if isinstance(part, str):
-                name, options = part, {}
-            elif isinstance(part, Mapping) and isinstance(part.get("name"), str):
-                name, options = part["name"], dict(part.get("config") or {})
-            else:
-                raise ValueError(f"a hybrid part must be a Retriever, a name or {{'name', 'config'}}, got {part!r}")
-            if name == "hybrid":
-                raise ValueError("a hybrid part cannot itself be hybrid")
-            if model is not None and name in ("potion", "faiss"):
-                options.setdefault("model", model)
-            built.append(make_retriever(name, **options))
-        self.parts: list[Retriever] = built
+        self._parts: list[Retriever] = list(parts)
         self.k = float(k)
         self.weights = weights
         self.depth = depth
@@ -137,7 +119,7 @@ class HybridRetriever(Retriever):
         :return: the config.
         """
         return {
-            "parts": [{"name": p.name, "config": p.config()} for p in self.parts],
+            "parts": [{"name": p.name, "config": p.config()} for p in self._parts],
             "k": self.k,
             "weights": self.weights,
             "depth": self.depth,
@@ -146,14 +128,34 @@ class HybridRetriever(Retriever):
     @property
     def n_docs(self) -> int:
         """Number of chunks indexed (that of the first part; all parts index the same chunks)."""
-        return self.parts[0].n_docs
+        return self._parts[0].n_docs
+
+    def parts(self) -> list[Retriever]:
+        """The fused retrievers, in order (persisted as retrievers of their own).
+
+        :return: the parts.
+        """
+        return list(self._parts)
+
+    @classmethod
+    def part_count(cls, config: Mapping[str, Any]) -> int:
+        """The number of parts of a saved hybrid: the length of ``config["parts"]``.
+
+        :param config: the saved config.
+        :return: the number of parts (``>= 2``).
+        :raises InvalidStateError: if ``config["parts"]`` does not list at least two parts.
+        """
+        parts = config.get("parts")
+        if not isinstance(parts, list) or len(parts) < 2:
+            raise InvalidStateError(None, "config.parts must list at least two parts")
+        return len(parts)
 
     def build(self, chunks: Sequence[Chunk]) -> None:
         """Build every part on the same chunks, computing shared features once.
 
         :param chunks: the snapshot's chunks, in index order.
         """
-        build_retrievers(self.parts, chunks)
+        build_retrievers(self._parts, chunks)
 
     def feature_specs(self) -> dict[str, FeatureSpec] | None:
         """The parts' features, named ``"<part index>.<name>"``; ``None`` if a part does not share features.
@@ -161,8 +163,8 @@ class HybridRetriever(Retriever):
         :return: the specs, or ``None``.
         """
         out: dict[str, FeatureSpec] = {}
-        for i, part in enumerate(self.parts):
-            specs = feature_specs_of(part)
+        for i, part in enumerate(self._parts):
+            specs = part.feature_specs()
             if specs is None:
                 return None
             out.update({f"{i}.{name}": spec for name, spec in specs.items()})
@@ -176,7 +178,7 @@ class HybridRetriever(Retriever):
         :raises ValueError: for a name of another form.
         """
         index, _, local = name.partition(".")
-        if not index.isdigit() or int(index) >= len(self.parts) or not local:
+        if not index.isdigit() or int(index) >= len(self._parts) or not local:
             raise ValueError(f"hybrid has no feature {name!r}")
         return int(index), local
 
@@ -189,7 +191,7 @@ class HybridRetriever(Retriever):
         :raises ValueError: for an unknown name.
         """
         index, local = self._split_name(name)
-        return self.parts[index].compute_feature(local, chunks)
+        return self._parts[index].compute_feature(local, chunks)
 
     def build_from_features(self, values: Mapping[str, Any]) -> None:
         """Build every part from its features.
@@ -197,19 +199,12 @@ class HybridRetriever(Retriever):
         :param values: ``{"<part index>.<name>": value}`` for every name of :meth:`feature_specs`.
         :raises ValueError: for an unknown name.
         """
-        per_part: list[dict[str, Any]] = [{} for _ in self.parts]
+        per_part: list[dict[str, Any]] = [{} for _ in self._parts]
         for name, value in values.items():
             index, local = self._split_name(name)
             per_part[index][local] = value
-        for part, part_values in zip(self.parts, per_part):
+        for part, part_values in zip(self._parts, per_part):
             part.build_from_features(part_values)
-
-    def linked_parts(self) -> list[Retriever]:
-        """The parts whose saved indexes :meth:`save_linked` points to, in order (the index store's hook).
-
-        :return: the part retrievers.
-        """
-        return list(self.parts)
 
     def search(self, query: str, top_n: int = 100) -> list[Hit]:
         """Fuse the parts' rankings with RRF.
@@ -221,120 +216,48 @@ class HybridRetriever(Retriever):
         """
         check_top_n(top_n)
         depth = max(self.depth, int(top_n))
-        rankings = [part.search(query, depth) for part in self.parts]
+        rankings = [part.search(query, depth) for part in self._parts]
         return top_hits(rrf_scores(rankings, self.n_docs, self.k, self.weights), top_n)
 
-    def save(self, directory: Path) -> None:
-        """Save each part into ``part<i>/`` and write ``retriever.json``.
+    def state(self) -> RetrieverState:
+        """Nothing beyond the config: the parts are persisted as retrievers of their own.
 
-        :param directory: existing, empty target directory.
-        :raises FileNotFoundError: if it does not exist.
-        :raises ValueError: if it is not empty.
+        :return: an empty state.
         """
-        directory = prepare_directory(directory)
-        for i, part in enumerate(self.parts):
-            sub = directory / f"part{i}"
-            sub.mkdir()
-            part.save(sub)
-        write_meta(directory, self.name, self.config(), self.n_docs, [])
-
-    def save_linked(self, directory: Path, part_dirs: Sequence[Path]) -> None:
-        """Write ``retriever.json`` pointing at the parts' already saved indexes instead of copies of them.
-
-        :param directory: existing, empty target directory.
-        :param part_dirs: for each part, the directory its ``save`` wrote (same config as the part); stored as
-            paths relative to ``directory``, so the two must keep their relative position.
-        :raises FileNotFoundError: if ``directory`` does not exist.
-        :raises ValueError: if it is not empty, the number of directories differs from the number of parts, a
-            part directory holds another retriever or config, or the parts index different numbers of chunks.
-        :raises CorruptIndexError: if a part directory's ``retriever.json`` is missing or malformed.
-        """
-        directory = prepare_directory(directory)
-        if len(part_dirs) != len(self.parts):
-            raise ValueError(f"{len(part_dirs)} part directories for {len(self.parts)} parts")
-        links: list[dict[str, Any]] = []
-        n_docs: set[int] = set()
-        for part, part_dir in zip(self.parts, part_dirs):
-            part_dir = Path(part_dir)
-            meta = read_meta(part_dir, part.name, verify=False)
-            if meta["config"] != _json_round_trip(part.config()):
-                raise ValueError(f"{part_dir}: holds a {part.name} index of another config than this hybrid's part")
-            n_docs.add(meta["n_docs"])
-            links.append({"path": Path(os.path.relpath(part_dir, directory)).as_posix(),
-                          "meta_sha256": file_sha256(part_dir / META_FILE)})
-        if len(n_docs) != 1:
-            raise ValueError(f"the parts index different numbers of chunks: {sorted(n_docs)}")
-        write_meta(directory, self.name, self.config(), n_docs.pop(), [], {"links": links})
+        return RetrieverState()
 
     @classmethod
-    def load(cls, directory: Path, model: str | None = None) -> HybridRetriever:
-        """Load every part, from its subdirectory (:meth:`save`) or through its link (:meth:`save_linked`).
+    def from_state(
+        cls,
+        config: Mapping[str, Any],
+        n_docs: int,
+        state: RetrieverState,
+        parts: Sequence[Retriever] = (),
+        model: str | None = None,
+    ) -> HybridRetriever:
+        """The hybrid of its loaded parts, checked against the saved config.
 
-        :param directory: the directory :meth:`save` or :meth:`save_linked` wrote.
-        :param model: model spec for the embedding parts (``potion``, ``faiss``), or ``None`` for the ones their
-            indexes record (see :func:`retrievers.potion.embedding_retriever_from_meta`).
+        :param config: the saved config.
+        :param n_docs: the saved number of chunks (every part must index as many).
+        :param state: the saved (empty) state.
+        :param parts: the loaded parts, in order, ``part_count(config)`` of them.
+        :param model: unused (the embedding parts were loaded with it).
         :return: the retriever.
-        :raises CorruptIndexError: naming the file, if any file (of any part) is missing, truncated, edited or
-            inconsistent, or a linked part's ``retriever.json`` is not the one the hybrid was linked to (the part
-            was rebuilt or replaced since: rebuild the hybrid).
-        :raises ValueError: if an embedding part's model cannot be loaded.
+        :raises InvalidStateError: if the config has unknown keys, its parts do not name the loaded ones, a part
+            indexes another number of chunks, or ``k``/``weights``/``depth`` are invalid.
         """
-        from swe_explore.retrievers.registry import load_retriever
-
-        directory = Path(directory)
-        meta = read_meta(directory, cls.name)
-        meta_path = directory / META_FILE
-        config = meta["config"]
-        unknown = sorted(set(config) - {"parts", "k", "weights", "depth"})
+        unknown = sorted(set(config) - set(_CONFIG_KEYS))
         if unknown:
-            raise CorruptIndexError(meta_path, f"invalid config (unknown option(s) {unknown})")
-        parts = config.get("parts")
-        if not isinstance(parts, list) or len(parts) < 2:
-            raise CorruptIndexError(meta_path, "config.parts must list at least two parts")
-        links = meta.get("links")
-        if links is not None and (not isinstance(links, list) or len(links) != len(parts)):
-            raise CorruptIndexError(meta_path, f"'links' must list one entry per part ({len(parts)})")
-        loaded: list[Retriever] = []
-        for i, spec in enumerate(parts):
-            part_dir = directory / f"part{i}" if links is None else _linked_dir(directory, links[i], meta_path)
-            part = load_retriever(part_dir, model=model)
+            raise InvalidStateError(None, f"invalid config (unknown option(s) {unknown})")
+        specs = config.get("parts")
+        if not isinstance(specs, list) or len(specs) != len(parts):
+            raise InvalidStateError(None, f"config.parts does not list the {len(parts)} loaded parts")
+        for i, (spec, part) in enumerate(zip(specs, parts)):
             if not isinstance(spec, dict) or spec.get("name") != part.name:
-                raise CorruptIndexError(meta_path, f"part {i} does not match {part_dir}")
-            if part.n_docs != meta["n_docs"]:
-                raise CorruptIndexError(part_dir, f"{part.n_docs} chunks, expected {meta['n_docs']}")
-            loaded.append(part)
+                raise InvalidStateError(None, f"part {i} is a {part.name!r} index, config.parts[{i}] is {spec!r}")
+            if part.n_docs != n_docs:
+                raise InvalidStateError(None, f"part {i} indexes {part.n_docs} chunks, expected {n_docs}")
         try:
-            return cls(
-                parts=loaded, k=config.get("k", 60.0), weights=config.get("weights"), depth=config.get("depth", 1000)
-            )
+            return cls(parts, k=config.get("k", 60.0), weights=config.get("weights"), depth=config.get("depth", 1000))
         except (TypeError, ValueError) as exc:
-            raise CorruptIndexError(meta_path, f"invalid config ({exc})") from None
-
-
-def _linked_dir(directory: Path, link: Any, meta_path: Path) -> Path:
-    """Resolve and check one link of a linked hybrid index.
-
-    :param directory: the hybrid's directory.
-    :param link: ``{"path": relative path, "meta_sha256": hex}``.
-    :param meta_path: the hybrid's ``retriever.json`` (for messages).
-    :return: the part's directory.
-    :raises CorruptIndexError: if the link is malformed, the part is missing, or its ``retriever.json`` changed.
-    """
-    if not isinstance(link, dict) or not isinstance(link.get("path"), str) or not isinstance(
-        link.get("meta_sha256"), str
-    ):
-        raise CorruptIndexError(meta_path, f"malformed link {link!r}")
-    part_dir = Path(os.path.normpath(directory / link["path"]))
-    part_meta = part_dir / META_FILE
-    if not part_meta.is_file():
-        raise CorruptIndexError(part_meta, f"linked part index of {directory} is missing")
-    if file_sha256(part_meta) != link["meta_sha256"]:
-        raise CorruptIndexError(
-            part_meta, f"changed since the hybrid index {directory} was linked to it (stale hybrid)"
-        )
-    return part_dir
-
-
-def _json_round_trip(value: Any) -> Any:
-    """A value as it reads back from JSON (tuples become lists), for comparing configs with saved ones."""
-    return json.loads(json.dumps(value))
+            raise InvalidStateError(None, f"invalid config ({exc})") from None

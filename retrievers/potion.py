@@ -6,10 +6,11 @@ as: the ``model`` argument, else the environment variable ``SWE_EXPLORE_POTION_M
 from the Hugging Face cache or the hub (``force_download=False``). When neither works (e.g. offline) the
 error says to pass ``--model PATH``. Loaded models are cached per process. The index records the model spec,
 its dimension and a fingerprint (SHA-256 of the embedding matrix and the tokenizer JSON). When loading, the
-model is the ``model`` argument of ``load``, else the recorded spec; ``SWE_EXPLORE_POTION_MODEL`` is used only
-when the recorded spec cannot be loaded here (e.g. the index was built on another machine), so the variable
-never overrides a model the caller names. A model whose fingerprint differs from the recorded one raises
-CorruptIndexError (a stale index).
+model is the ``model`` argument of ``from_state`` (``load_retriever(..., model=)``), else the recorded spec;
+``SWE_EXPLORE_POTION_MODEL`` is used only when the recorded spec cannot be loaded here (e.g. the index was built
+on another machine), so the variable never overrides a model the caller names. A model whose fingerprint differs
+from the recorded one raises :class:`~retrievers.base.InvalidStateError` (a stale index; the index store reports
+it as a corrupt ``retriever.json``).
 
 **Long chunks (BR-21).** model2vec embeds a text as the mean of its token vectors. ``max_length`` (tokens,
 default 512 like ``StaticModel.encode``) truncates each chunk and the query before averaging, so the tail of a
@@ -30,8 +31,8 @@ ids (0.5 s instead of 1.3-4 s for the chunks of pydata__xarray-7393 on one core)
 model token (an empty chunk) has the zero vector, so its score is 0 and it is never returned. A NaN in a
 vector means a broken model and raises :class:`ValueError` naming the chunk.
 
-**Persistence.** ``vectors.npy`` (float32, ``(n_docs, dim)``) and ``retriever.json`` (config plus ``dim`` and
-``model_fingerprint``).
+**Persistence.** The state (:meth:`PotionRetriever.state`) is ``vectors.npy`` (float32, ``(n_docs, dim)``) plus
+``dim`` and ``model_fingerprint``, which :mod:`indexes.files` records in ``retriever.json`` next to the config.
 """
 
 from __future__ import annotations
@@ -45,19 +46,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence, TypeVar
 import numpy as np
 
 from swe_explore.chunking.types import Chunk
-from swe_explore.retrievers.base import CorruptIndexError, Hit, Retriever
-from swe_explore.retrievers.common import (
-    DEFAULT_FIELDS,
-    check_fields,
-    check_top_n,
-    document_text,
-    load_npy,
-    prepare_directory,
-    read_meta,
-    top_hits,
-    write_meta,
-)
-from swe_explore.retrievers.features import FeatureSpec
+from swe_explore.retrievers.base import FeatureSpec, Hit, InvalidStateError, Retriever, RetrieverState
+from swe_explore.retrievers.common import DEFAULT_FIELDS, check_fields, check_top_n, document_text, top_hits
 from swe_explore.retrievers.wordcache import WordCacheEncoder
 
 if TYPE_CHECKING:
@@ -75,7 +65,7 @@ __all__ = [
     "embed_chunks",
     "vectors_feature",
     "check_vectors",
-    "embedding_retriever_from_meta",
+    "model_for_index",
     "check_index_model",
 ]
 
@@ -294,10 +284,10 @@ class EmbeddingRetriever(Retriever):
     """Base of the retrievers built from the shared ``vectors`` feature (Potion and FAISS).
 
     It supplies the feature methods (:meth:`feature_specs`, :meth:`compute_feature`,
-    :meth:`build_from_features`), :meth:`build` and :meth:`embed_chunks`, and the model steps of ``save`` and
-    ``load``. A subclass sets ``embedder`` and ``fields`` in its ``__init__``, names itself in
-    :attr:`display_name`, and implements :meth:`build_vectors` (what it makes of the vectors) and the rest of
-    the :class:`~retrievers.base.Retriever` contract.
+    :meth:`build_from_features`), :meth:`build` and :meth:`embed_chunks`, and the model steps of ``state`` and
+    ``from_state`` (:meth:`_model_facts`, :meth:`_from_config`). A subclass sets ``embedder`` and ``fields`` in
+    its ``__init__``, names itself in :attr:`display_name`, and implements :meth:`build_vectors` (what it makes
+    of the vectors) and the rest of the :class:`~retrievers.base.Retriever` contract.
     """
 
     #: The retriever's name in error messages (``"Potion"``, ``"FAISS"``).
@@ -363,7 +353,7 @@ class EmbeddingRetriever(Retriever):
         :raises ValueError: if the shape does not match the model or a value is not finite.
         """
 
-    def _model_meta(self) -> dict[str, Any]:
+    def _model_facts(self) -> dict[str, Any]:
         """Model facts recorded next to the config (what :func:`check_index_model` checks on load).
 
         :return: ``{"dim": ..., "model_fingerprint": ...}``.
@@ -371,23 +361,26 @@ class EmbeddingRetriever(Retriever):
         return {"dim": self.embedder.dim, "model_fingerprint": self.embedder.fingerprint}
 
     @classmethod
-    def _from_saved(cls: type[_E], directory: Path, model: str | None) -> tuple[_E, dict[str, Any]]:
-        """The model steps of ``load``: read ``retriever.json``, instantiate with the model
-        (:func:`embedding_retriever_from_meta`) and refuse a model other than the recorded one
-        (:func:`check_index_model`).
+    def _from_config(cls: type[_E], config: Mapping[str, Any], extra: Mapping[str, Any], model: str | None) -> _E:
+        """The model steps of ``from_state``: instantiate with the model (:func:`model_for_index`) and refuse a
+        model other than the recorded one (:func:`check_index_model`).
 
-        :param directory: the directory ``save`` wrote.
+        :param config: the saved config.
+        :param extra: the saved model facts (``dim``, ``model_fingerprint``).
         :param model: the model to load the index with (hub id or local path), or ``None``.
-        :return: ``(retriever without its index, checked metadata)``.
-        :raises CorruptIndexError: naming the file, if ``retriever.json`` or a listed file is missing, truncated,
-            edited or inconsistent, or the model is not the one the index was built with.
+        :return: the retriever without its index.
+        :raises InvalidStateError: if the config is invalid or the model is not the one the index was built with.
         :raises FileNotFoundError: if the model is a path that does not exist.
         :raises ValueError: if the model cannot be loaded.
         """
-        meta = read_meta(directory, cls.name)
-        self = embedding_retriever_from_meta(cls, directory, meta, model)
-        check_index_model(self.embedder, meta, directory)
-        return self, meta
+        config = dict(config)
+        config["model"] = model_for_index(config, model)
+        try:
+            self = cls(**config)
+        except (TypeError, ValueError) as exc:
+            raise InvalidStateError(None, f"invalid config ({exc})") from None
+        check_index_model(self.embedder, config, extra)
+        return self
 
 
 class PotionRetriever(EmbeddingRetriever):
@@ -401,6 +394,7 @@ class PotionRetriever(EmbeddingRetriever):
     """
 
     name = "potion"
+    options = ("model", "max_length", "fields", "batch_size")
     display_name = "Potion"
 
     def __init__(
@@ -425,11 +419,6 @@ class PotionRetriever(EmbeddingRetriever):
     def n_docs(self) -> int:
         """Number of chunks indexed."""
         return int(self._vectors.shape[0])
-
-    @property
-    def vectors(self) -> np.ndarray:
-        """The chunk vectors, float32 ``(n_docs, dim)``, L2-normalised (zero rows for token-less chunks)."""
-        return self._vectors
 
     def build_vectors(self, vectors: np.ndarray) -> None:
         """Build from chunk vectors made by :meth:`embed_chunks` (same model, fields and ``max_length``).
@@ -463,43 +452,47 @@ class PotionRetriever(EmbeddingRetriever):
         check_top_n(top_n)
         return top_hits(self.scores(query), top_n)
 
-    def save(self, directory: Path) -> None:
-        """Write ``vectors.npy`` and ``retriever.json`` into an empty directory.
+    def state(self) -> RetrieverState:
+        """The index as ``vectors.npy`` (float32 ``(n_docs, dim)``), with the model's ``dim`` and fingerprint.
 
-        :param directory: existing, empty target directory.
-        :raises FileNotFoundError: if it does not exist.
-        :raises ValueError: if it is not empty.
+        :return: the state.
         """
-        directory = prepare_directory(directory)
-        np.save(directory / _VECTORS_FILE, self._vectors, allow_pickle=False)
-        write_meta(directory, self.name, self.config(), self.n_docs, [_VECTORS_FILE], self._model_meta())
+        return RetrieverState({_VECTORS_FILE: self._vectors}, self._model_facts())
 
     @classmethod
-    def load(cls, directory: Path, model: str | None = None) -> PotionRetriever:
-        """Load an index written by :meth:`save`; the model is loaded (or taken from the cache) and checked.
+    def from_state(
+        cls,
+        config: Mapping[str, Any],
+        n_docs: int,
+        state: RetrieverState,
+        parts: Sequence[Retriever] = (),
+        model: str | None = None,
+    ) -> PotionRetriever:
+        """Rebuild from :meth:`state`; the model is loaded (or taken from the cache) and checked.
 
         The model is ``model`` if given, else the recorded spec (``$SWE_EXPLORE_POTION_MODEL`` only when the
-        recorded spec cannot be loaded here); see :func:`embedding_retriever_from_meta`. Its fingerprint must
-        match the recorded one.
+        recorded spec cannot be loaded here); see :func:`model_for_index`. Its fingerprint must match the
+        recorded one.
 
-        :param directory: the directory :meth:`save` wrote.
+        :param config: the saved config.
+        :param n_docs: the saved number of chunks.
+        :param state: the saved state.
+        :param parts: unused (Potion has no parts).
         :param model: the model to load the index with (hub id or local path), or ``None``.
         :return: the retriever.
-        :raises CorruptIndexError: naming the file, if a file is missing, truncated, edited or inconsistent, or the
-            model is not the one the index was built with.
+        :raises InvalidStateError: naming the file, for a bad config or vectors array, or a model other than the
+            one the index was built with.
         :raises FileNotFoundError: if the model is a path that does not exist.
         :raises ValueError: if the model cannot be loaded.
         """
-        directory = Path(directory)
-        self, meta = cls._from_saved(directory, model)
-        vectors = load_npy(directory / _VECTORS_FILE, dtype=np.float32, ndim=2)
-        if vectors.shape != (meta["n_docs"], self.embedder.dim):
-            raise CorruptIndexError(
-                directory / _VECTORS_FILE,
-                f"shape {vectors.shape}, expected ({meta['n_docs']}, {self.embedder.dim})",
-            )
+        self = cls._from_config(config, state.extra, model)
+        vectors = state.get(_VECTORS_FILE, np.ndarray)
+        if vectors.dtype != np.float32:
+            raise InvalidStateError(_VECTORS_FILE, f"dtype {vectors.dtype}, expected float32")
+        if vectors.shape != (n_docs, self.embedder.dim):
+            raise InvalidStateError(_VECTORS_FILE, f"shape {vectors.shape}, expected ({n_docs}, {self.embedder.dim})")
         if not np.isfinite(vectors).all():
-            raise CorruptIndexError(directory / _VECTORS_FILE, "contains NaN or infinite values")
+            raise InvalidStateError(_VECTORS_FILE, "contains NaN or infinite values")
         self._vectors = vectors
         return self
 
@@ -545,33 +538,28 @@ def check_vectors(vectors: np.ndarray, dim: int) -> np.ndarray:
     return vectors
 
 
-def embedding_retriever_from_meta(
-    cls: type[Any], directory: Path, meta: dict[str, Any], model: str | None = None
-) -> Any:
-    """Instantiate an embedding retriever from saved metadata, with the model the caller asks for.
+def model_for_index(config: Mapping[str, Any], model: str | None = None) -> str:
+    """The model to load a saved embedding index with: the caller's, else the recorded one, else the fallback.
 
-    The model is, in this order: ``model`` (the caller's explicit choice), else the spec recorded in
-    ``retriever.json``; only if the recorded spec cannot be loaded here (a path that does not exist on this
-    machine, an unreachable hub id) and ``$SWE_EXPLORE_POTION_MODEL`` names another model, that one. The
-    caller checks the loaded model's fingerprint against the recorded one (:func:`check_index_model`).
+    The model is, in this order: ``model`` (the caller's explicit choice), else the spec recorded in the config;
+    only if the recorded spec cannot be loaded here (a path that does not exist on this machine, an unreachable
+    hub id) and ``$SWE_EXPLORE_POTION_MODEL`` names another model, that one. The chosen model is loaded (and
+    cached); the caller checks its fingerprint against the recorded one (:func:`check_index_model`).
 
-    :param cls: :class:`PotionRetriever` or the FAISS retriever.
-    :param directory: the index directory (for messages).
-    :param meta: the checked ``retriever.json`` content.
+    :param config: the saved config of a Potion or FAISS retriever.
     :param model: the model to use (hub id or local path), or ``None`` for the recorded one.
-    :return: the new instance, model loaded; its ``config()["model"]`` is the spec actually used.
-    :raises CorruptIndexError: if the config lacks the model spec or is not valid for ``cls``.
+    :return: the model spec to use.
+    :raises InvalidStateError: if the config lacks the model spec.
     :raises FileNotFoundError: if the chosen model is a path that does not exist.
     :raises ValueError: if the chosen model cannot be loaded.
     """
-    meta_path = directory / "retriever.json"
-    config = dict(meta["config"])
-    if not isinstance(config.get("model"), str) or not config["model"]:
-        raise CorruptIndexError(meta_path, "config lacks the model spec")
+    recorded = config.get("model")
+    if not isinstance(recorded, str) or not recorded:
+        raise InvalidStateError(None, "config lacks the model spec")
     if model is not None and str(model):
         spec = str(model)
     else:
-        spec = config["model"]
+        spec = recorded
         fallback = os.environ.get(MODEL_ENV_VAR)
         if fallback and fallback != spec:
             try:
@@ -579,29 +567,25 @@ def embedding_retriever_from_meta(
             except (FileNotFoundError, ValueError):
                 spec = fallback  # the recorded model is not available here; the fingerprint check still applies
     load_model(spec)  # a model that cannot be loaded is the caller's problem, not a corrupt index
-    config["model"] = spec
-    try:
-        return cls(**config)
-    except (TypeError, ValueError) as exc:
-        raise CorruptIndexError(meta_path, f"invalid config ({exc})") from None
+    return spec
 
 
-def check_index_model(embedder: Embedder, meta: dict[str, Any], directory: Path) -> None:
+def check_index_model(embedder: Embedder, config: Mapping[str, Any], extra: Mapping[str, Any]) -> None:
     """Refuse an index built with another model.
 
     :param embedder: the loaded embedder.
-    :param meta: the checked ``retriever.json`` content.
-    :param directory: the index directory (for messages).
-    :raises CorruptIndexError: if ``dim``/``model_fingerprint`` are missing from the metadata, or differ from the
-        loaded model's (a stale index: passing the original model, or rebuilding the index, is the fix).
+    :param config: the saved config (for the recorded model spec in messages).
+    :param extra: the saved model facts, ``{"dim", "model_fingerprint"}``.
+    :raises InvalidStateError: if ``dim``/``model_fingerprint`` are missing, or differ from the loaded model's (a
+        stale index: passing the original model, or rebuilding the index, is the fix).
     """
-    meta_path = directory / "retriever.json"
-    if not isinstance(meta.get("dim"), int) or not isinstance(meta.get("model_fingerprint"), str):
-        raise CorruptIndexError(meta_path, "dim/model_fingerprint missing")
-    if meta["model_fingerprint"] != embedder.fingerprint or meta["dim"] != embedder.dim:
-        raise CorruptIndexError(
-            meta_path,
-            f"index built with model {meta['config'].get('model')!r} (dim {meta['dim']}, fingerprint "
-            f"{meta['model_fingerprint'][:12]}), but {embedder.spec!r} is dim {embedder.dim}, fingerprint "
-            f"{embedder.fingerprint[:12]}: the index is stale for this model (pass the model it was built with)",
+    dim, fingerprint = extra.get("dim"), extra.get("model_fingerprint")
+    if not isinstance(dim, int) or not isinstance(fingerprint, str):
+        raise InvalidStateError(None, "dim/model_fingerprint missing")
+    if fingerprint != embedder.fingerprint or dim != embedder.dim:
+        raise InvalidStateError(
+            None,
+            f"index built with model {config.get('model')!r} (dim {dim}, fingerprint {fingerprint[:12]}), but "
+            f"{embedder.spec!r} is dim {embedder.dim}, fingerprint {embedder.fingerprint[:12]}: the index is "
+            "stale for this model (pass the model it was built with)",
         )

@@ -25,27 +25,14 @@ empty index and every search returns ``[]``; so does a query without a known tok
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
 
-from swe_explore.retrievers.base import CorruptIndexError, Hit
-from swe_explore.retrievers.common import (
-    DEFAULT_FIELDS,
-    check_fields,
-    check_top_n,
-    load_npy,
-    load_npz,
-    prepare_directory,
-    read_terms,
-    save_npz,
-    top_hits,
-    write_meta,
-    write_terms,
-)
+from swe_explore.retrievers.base import Hit, InvalidStateError, Retriever, RetrieverState
+from swe_explore.retrievers.common import DEFAULT_FIELDS, check_fields, check_top_n, top_hits
 from swe_explore.retrievers.features import TermCountsRetriever
 from swe_explore.retrievers.tokenize import CodeTokenizer
 
@@ -65,6 +52,7 @@ class TfidfRetriever(TermCountsRetriever):
     """
 
     name = "tfidf"
+    options = ("tokenizer", "fields")
     display_name = "TF-IDF"
 
     def __init__(
@@ -165,14 +153,12 @@ class TfidfRetriever(TermCountsRetriever):
         check_top_n(top_n)
         return top_hits(self.scores(query), top_n)
 
-    def save(self, directory: Path) -> None:
-        """Write ``vocab.json``, ``idf.npy``, ``matrix.npz`` and ``retriever.json`` into an empty directory.
+    def state(self) -> RetrieverState:
+        """The index as ``vocab.json`` (terms in column order), ``idf.npy`` (float64) and ``matrix.npz`` (the
+        L2-normalised chunk rows, CSC, as searched).
 
-        :param directory: existing, empty target directory.
-        :raises FileNotFoundError: if it does not exist.
-        :raises ValueError: if it is not empty.
+        :return: the state.
         """
-        directory = prepare_directory(directory)
         if self._vectorizer is None:
             terms: list[str] = []
             idf = np.zeros(0, dtype=np.float64)
@@ -180,31 +166,37 @@ class TfidfRetriever(TermCountsRetriever):
             vocab = self._vectorizer.vocabulary_
             terms = sorted(vocab, key=vocab.__getitem__)
             idf = np.asarray(self._vectorizer.idf_, dtype=np.float64)
-        write_terms(directory / _VOCAB_FILE, terms)
-        np.save(directory / _IDF_FILE, idf, allow_pickle=False)
-        save_npz(directory / _MATRIX_FILE, self._matrix)  # CSC, as searched
-        write_meta(directory, self.name, self.config(), self.n_docs, [_VOCAB_FILE, _IDF_FILE, _MATRIX_FILE])
+        return RetrieverState({_VOCAB_FILE: terms, _IDF_FILE: idf, _MATRIX_FILE: self._matrix})
 
     @classmethod
-    def load(cls, directory: Path) -> TfidfRetriever:
-        """Load an index written by :meth:`save` and rebuild the vectorizer.
+    def from_state(
+        cls,
+        config: Mapping[str, Any],
+        n_docs: int,
+        state: RetrieverState,
+        parts: Sequence[Retriever] = (),
+        model: str | None = None,
+    ) -> TfidfRetriever:
+        """Rebuild from :meth:`state`, the vectorizer with the saved vocabulary and idf.
 
-        :param directory: the directory :meth:`save` wrote.
+        :param config: the saved config.
+        :param n_docs: the saved number of chunks.
+        :param state: the saved state.
+        :param parts: unused (TF-IDF has no parts).
+        :param model: unused (TF-IDF has no model).
         :return: the retriever.
-        :raises CorruptIndexError: naming the file, if a file is missing, truncated, edited or inconsistent.
+        :raises InvalidStateError: naming the file, for a bad config, vocabulary, idf array or matrix.
         """
-        directory = Path(directory)
-        self, meta = cls._from_saved(directory)
-        vocab = read_terms(directory / _VOCAB_FILE)
-        terms = list(vocab)
-        idf = load_npy(directory / _IDF_FILE, dtype=np.float64, ndim=1)
-        if idf.shape != (len(terms),) or not np.all(np.isfinite(idf)):
-            raise CorruptIndexError(directory / _IDF_FILE, f"expected {len(terms)} finite idf values, got {idf.shape}")
-        matrix = load_npz(directory / _MATRIX_FILE)
-        if matrix.shape != (meta["n_docs"], len(terms)):
-            raise CorruptIndexError(
-                directory / _MATRIX_FILE, f"shape {matrix.shape}, expected ({meta['n_docs']}, {len(terms)})"
+        self = cls._from_config(config)
+        vocab = cls._vocabulary(state, _VOCAB_FILE)
+        idf = state.get(_IDF_FILE, np.ndarray)
+        if idf.dtype != np.float64 or idf.shape != (len(vocab),) or not np.all(np.isfinite(idf)):
+            raise InvalidStateError(
+                _IDF_FILE, f"expected {len(vocab)} finite float64 idf values, got {idf.dtype} {idf.shape}"
             )
+        matrix: Any = state.get(_MATRIX_FILE, (sp.spmatrix, sp.sparray))
+        if matrix.shape != (n_docs, len(vocab)):
+            raise InvalidStateError(_MATRIX_FILE, f"shape {matrix.shape}, expected ({n_docs}, {len(vocab)})")
         self._matrix = sp.csc_matrix(matrix, dtype=np.float64)
-        self._vectorizer = self._rebuild(vocab, idf) if terms else None
+        self._vectorizer = self._rebuild(vocab, idf) if vocab else None
         return self

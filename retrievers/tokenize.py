@@ -43,7 +43,7 @@ full), so the hot loop is one ``findall`` plus one dict lookup per word; see ``d
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 __all__ = ["CodeTokenizer", "ENGLISH_STOP_WORDS", "CODE_STOP_WORDS", "STOP_WORD_LISTS"]
 
@@ -213,10 +213,3 @@ class CodeTokenizer:
             extend(toks)
         return out
 
-    def tokenize_many(self, texts: Iterable[str]) -> list[list[str]]:
-        """Tokenize several texts with one shared cache.
-
-        :param texts: the texts.
-        :return: one token list per text, in order.
-        """
-        return [self.tokenize(t) for t in texts]

@@ -170,7 +170,7 @@ def _worker_query(task: dict[str, Any]) -> dict[str, Any]:
     rdir = retriever_dir_for(Path(task["chunk_dir"]), make_retriever(name, **options))
     disk = _dir_bytes(rdir)
     if name == "hybrid":
-        disk_parts = sum(_dir_bytes(retriever_dir_for(Path(task["chunk_dir"]), p)) for p in retriever.parts)
+        disk_parts = sum(_dir_bytes(retriever_dir_for(Path(task["chunk_dir"]), p)) for p in retriever.parts())
     else:
         disk_parts = 0
     return {"load": load, "search": search, "explore": explore, "call": call, "peak_rss": _peak_rss_mb(),

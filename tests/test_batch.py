@@ -82,19 +82,20 @@ def test_killed_batch_resumes_to_identical_indexes(
         f"""
         import os, signal
         from pathlib import Path
+        import swe_explore.indexes.build as build
         from swe_explore.indexes.batch import IndexJob, index_many
-        from swe_explore.retrievers.tfidf import TfidfRetriever
 
         saves = []
-        original = TfidfRetriever.save
+        original = build.save_retriever
 
-        def save_then_die(self, directory):
-            original(self, directory)  # the files are written, the directory not yet renamed into place
-            saves.append(directory)
-            if len(saves) == 2:
-                os.kill(os.getpid(), signal.SIGKILL)
+        def save_then_die(retriever, directory, part_dirs=None):
+            original(retriever, directory, part_dirs)  # the files are written, the directory not yet renamed
+            if retriever.name == "tfidf":
+                saves.append(directory)
+                if len(saves) == 2:
+                    os.kill(os.getpid(), signal.SIGKILL)
 
-        TfidfRetriever.save = save_then_die
+        build.save_retriever = save_then_die
         snapshots = [Path(p) for p in {[str(s) for s in SNAPSHOTS]!r}]
         index_many(snapshots, Path({str(store)!r}), IndexJob(**{_job(tiny_model_dir).__dict__!r}), backend="sequential")
         """

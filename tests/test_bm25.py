@@ -12,14 +12,14 @@ from rank_bm25 import BM25Okapi
 
 from swe_explore.chunking.types import Chunk
 from swe_explore.retrievers.base import Hit
-from swe_explore.retrievers.bm25 import BACKENDS, BM25Retriever, LuceneBM25Okapi, lucene_idf
+from swe_explore.retrievers.bm25 import BM25_BACKENDS, BM25Retriever, LuceneBM25Okapi, lucene_idf
 
 K1, B = 1.5, 0.75
 PLAIN = {"stopwords": "none"}
 NEEDS_BM25S = pytest.mark.skipif(
     importlib.util.find_spec("bm25s") is None, reason="bm25s not installed (pip install 'swe-explore-baselines[bm25s]')"
 )
-BACKEND_PARAMS = [pytest.param(b, marks=NEEDS_BM25S) if b == "bm25s" else b for b in BACKENDS]
+BACKEND_PARAMS = [pytest.param(b, marks=NEEDS_BM25S) if b == "bm25s" else b for b in BM25_BACKENDS]
 
 
 def _chunks(texts: list[str], path: str = "f.py") -> list[Chunk]:
@@ -73,7 +73,8 @@ def test_token_in_most_chunks_keeps_a_small_positive_idf() -> None:
     """'self' in 4 of 5 chunks gets idf log(4/3) > 0, below a rare token's log 4, and below a 3-of-5 token's."""
     texts = ["self foo", "self bar common", "self baz common", "self qux common", "other"]
     r = _bm25(texts)
-    idf = dict(zip(sorted(r.vocabulary, key=r.vocabulary.get), lucene_idf(5, np.bincount(r._tf.indices))))
+    state = r.state()  # the terms in column order and the chunks x terms counts
+    idf = dict(zip(state.files["vocab.json"], lucene_idf(5, np.bincount(state.files["tf.npz"].indices))))
     assert idf["self"] == pytest.approx(math.log(1 + 1.5 / 4.5))  # 0.287682
     assert idf["common"] == pytest.approx(math.log(1 + 2.5 / 3.5))  # 0.538997
     assert idf["foo"] == pytest.approx(math.log(1 + 4.5 / 1.5))  # 1.386294
@@ -169,13 +170,14 @@ def _corpus(n_docs: int, seed: int) -> tuple[list[str], list[str]]:
 def test_backend_parity(n_docs: int) -> None:
     """numpy, rank_bm25 and bm25s give the same scores (bm25s raw scores times k1+1) and the same rankings."""
     docs, queries = _corpus(n_docs, seed=n_docs)
-    retrievers = {b: _bm25(docs, backend=b) for b in BACKENDS}
+    retrievers = {b: _bm25(docs, backend=b) for b in BM25_BACKENDS}
     bm25s_engine = retrievers["bm25s"]._engine
+    vocabulary = set(retrievers["numpy"].state().files["vocab.json"])
     for q in queries:
         ref = retrievers["numpy"].scores(q)
         for backend in ("rank_bm25", "bm25s"):
             np.testing.assert_allclose(retrievers[backend].scores(q), ref, rtol=1e-5, atol=1e-9)
-        toks = [t for t in retrievers["numpy"].tokenizer.tokenize(q) if t in retrievers["numpy"].vocabulary]
+        toks = [t for t in retrievers["numpy"].tokenizer.tokenize(q) if t in vocabulary]
         if toks:  # the documented constant factor: bm25s's lucene tf part omits (k1 + 1)
             np.testing.assert_allclose(np.asarray(bm25s_engine.get_scores(toks)) * (K1 + 1), ref, rtol=1e-5, atol=1e-9)
         rankings = {b: [h.index for h in r.search(q, 50)] for b, r in retrievers.items()}

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pytest
 from sklearn.feature_extraction.text import CountVectorizer
 
 from swe_explore.chunking.types import Chunk
-from swe_explore.retrievers.base import Retriever
+from swe_explore.retrievers.base import FeatureSpec, Hit, Retriever, RetrieverState
 from swe_explore.retrievers.bm25 import BM25Retriever
-from swe_explore.retrievers.features import FeatureSpec, build_retrievers, counts_from_tokens, feature_specs_of
+from swe_explore.retrievers.common import top_hits
+from swe_explore.retrievers.features import build_retrievers, counts_from_tokens
 from swe_explore.retrievers.potion import PotionRetriever
 from swe_explore.retrievers.registry import make_retriever
 from swe_explore.retrievers.tfidf import TfidfRetriever
@@ -44,14 +45,14 @@ def test_counts_from_tokens_match_scikit_learn_counts() -> None:
 
 def test_specs_are_shared_exactly_when_the_inputs_match(tiny_model_dir: Path) -> None:
     """BM25 and TF-IDF share term counts only under the same tokenizer and fields; Potion and FAISS share vectors."""
-    bm25 = feature_specs_of(make_retriever("bm25"))
-    assert bm25 == feature_specs_of(make_retriever("tfidf"))
-    assert bm25 == feature_specs_of(make_retriever("bm25", k1=0.9, backend="rank_bm25"))  # scoring only
-    assert bm25 != feature_specs_of(make_retriever("tfidf", fields=["text"]))
-    assert bm25 != feature_specs_of(make_retriever("tfidf", tokenizer={"stopwords": "none"}))
-    potion = feature_specs_of(make_retriever("potion", model=str(tiny_model_dir)))
-    assert potion == feature_specs_of(make_retriever("faiss", model=str(tiny_model_dir), index="hnsw"))
-    assert potion != feature_specs_of(make_retriever("faiss", model=str(tiny_model_dir), max_length=None))
+    bm25 = make_retriever("bm25").feature_specs()
+    assert bm25 == make_retriever("tfidf").feature_specs()
+    assert bm25 == make_retriever("bm25", k1=0.9, backend="rank_bm25").feature_specs()  # scoring only
+    assert bm25 != make_retriever("tfidf", fields=["text"]).feature_specs()
+    assert bm25 != make_retriever("tfidf", tokenizer={"stopwords": "none"}).feature_specs()
+    potion = make_retriever("potion", model=str(tiny_model_dir)).feature_specs()
+    assert potion == make_retriever("faiss", model=str(tiny_model_dir), index="hnsw").feature_specs()
+    assert potion != make_retriever("faiss", model=str(tiny_model_dir), max_length=None).feature_specs()
     assert potion is not None and potion["vectors"].kind == "vectors"
     assert FeatureSpec.make("k", {"a": 1, "b": [2]}) == FeatureSpec.make("k", {"b": [2], "a": 1})
 
@@ -111,3 +112,52 @@ def test_wrong_feature_values_are_rejected() -> None:
         TfidfRetriever().build_from_features({})
     with pytest.raises(ValueError, match="no feature"):
         BM25Retriever().compute_feature("vectors", [])
+
+
+class _LineCount(Retriever):
+    """A minimal retriever that declares nothing optional: scores a chunk by its line count."""
+
+    name = "line_count"
+    options = ()
+
+    def __init__(self) -> None:
+        self._lines = np.zeros(0)
+
+    def config(self) -> dict[str, Any]:
+        return {}
+
+    @property
+    def n_docs(self) -> int:
+        return len(self._lines)
+
+    def build(self, chunks: Sequence[Chunk]) -> None:
+        self._lines = np.array([c.end - c.start + 1 for c in chunks], dtype=np.float64)
+
+    def search(self, query: str, top_n: int = 100) -> list[Hit]:
+        return top_hits(self._lines, top_n)
+
+    def state(self) -> RetrieverState:
+        return RetrieverState({"lines.npy": self._lines})
+
+    @classmethod
+    def from_state(
+        cls, config: Mapping[str, Any], n_docs: int, state: RetrieverState, parts: Sequence[Retriever] = (),
+        model: str | None = None,
+    ) -> _LineCount:
+        self = cls()
+        self._lines = state.get("lines.npy", np.ndarray)
+        return self
+
+
+def test_contract_defaults_mean_a_plain_build(sample_chunks: list[Chunk]) -> None:
+    """A retriever implementing only the required contract shares no features and has no parts: build_retrievers
+    builds it with build(chunks) next to sharing ones, and the feature methods say clearly that it has none."""
+    plain, bm25 = _LineCount(), BM25Retriever()
+    assert plain.feature_specs() is None and plain.parts() == [] and _LineCount.part_count({}) == 0
+    seconds = build_retrievers([plain, bm25], sample_chunks)
+    assert set(seconds) == {"0:line_count", "term_counts", "1:bm25"}
+    assert plain.search("anything", 3) == [Hit(0, 3.0), Hit(1, 2.0), Hit(2, 2.0)]  # 3 lines, then ties by order
+    with pytest.raises(ValueError, match="_LineCount shares no features; it has no feature 'counts'"):
+        plain.compute_feature("counts", sample_chunks)
+    with pytest.raises(NotImplementedError, match="build it with build"):
+        plain.build_from_features({})

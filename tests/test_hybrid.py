@@ -11,6 +11,7 @@ from swe_explore.retrievers.base import Hit
 from swe_explore.retrievers.bm25 import BM25Retriever
 from swe_explore.retrievers.hybrid import HybridRetriever, rrf_scores
 from swe_explore.retrievers.potion import PotionRetriever
+from swe_explore.retrievers.registry import make_retriever
 from swe_explore.retrievers.tfidf import TfidfRetriever
 
 
@@ -41,11 +42,12 @@ def test_hybrid_fuses_its_parts(sample_chunks: list[Chunk]) -> None:
 
 def test_bm25_plus_potion_by_name(tiny_model_dir: Path, sample_chunks: list[Chunk]) -> None:
     """Parts given by name are made through the registry, and ``model`` reaches the embedding part."""
-    hybrid = HybridRetriever(parts=["bm25", "potion"], model=str(tiny_model_dir))
-    assert [type(p) for p in hybrid.parts] == [BM25Retriever, PotionRetriever]
+    hybrid = make_retriever("hybrid", parts=["bm25", "potion"], model=str(tiny_model_dir))
+    assert isinstance(hybrid, HybridRetriever)
+    assert [type(p) for p in hybrid.parts()] == [BM25Retriever, PotionRetriever]
     hybrid.build(sample_chunks)
     assert hybrid.config()["parts"][1]["config"]["model"] == str(tiny_model_dir)
-    bm25_hits, potion_hits = (p.search("cookie jar", 1000) for p in hybrid.parts)
+    bm25_hits, potion_hits = (p.search("cookie jar", 1000) for p in hybrid.parts())
     expected = rrf_scores([bm25_hits, potion_hits], n_docs=6)
     hits = hybrid.search("cookie jar", top_n=6)
     assert {h.index for h in hits} == {h.index for h in bm25_hits} | {h.index for h in potion_hits}
@@ -63,17 +65,42 @@ def test_weights_change_the_winner() -> None:
     assert [h.index for h in hybrid.search("alpha")] == [h.index for h in bm25.search("alpha")]
 
 
+def test_parts_by_config_and_defaults(tiny_model_dir: Path) -> None:
+    """Parts given as {"name", "config"} (what config() records) rebuild the same hybrid; no parts = BM25 + Potion;
+    an explicit model of a part wins over the hybrid's ``model``."""
+    hybrid = make_retriever("hybrid", parts=["tfidf", {"name": "bm25", "config": {"k1": 0.9}}], weights=[1, 2])
+    again = make_retriever("hybrid", **hybrid.config())
+    assert again.config() == hybrid.config()
+    assert [(p.name, p.config().get("k1")) for p in hybrid.parts()] == [("tfidf", None), ("bm25", 0.9)]
+    default = make_retriever("hybrid", model=str(tiny_model_dir))
+    assert [p.name for p in default.parts()] == ["bm25", "potion"]
+    other = tiny_model_dir.parent / "elsewhere"
+    part = {"name": "potion", "config": {"model": str(tiny_model_dir)}}
+    pinned = make_retriever("hybrid", parts=["bm25", part], model=str(other))
+    assert pinned.parts()[1].config()["model"] == str(tiny_model_dir)
+
+
 def test_invalid_hybrids() -> None:
-    """Fewer than two parts, unknown names, nested hybrids and bad k/weights/depth raise ValueError."""
+    """Fewer than two parts, unknown names, nested hybrids, non-retriever parts and bad k/weights/depth raise
+    ValueError, whether made by name through the registry or from instances."""
     with pytest.raises(ValueError, match="at least two parts"):
-        HybridRetriever(parts=["bm25"])
+        make_retriever("hybrid", parts=["bm25"])
+    with pytest.raises(ValueError, match="at least two parts"):
+        make_retriever("hybrid", parts="bm25")
     with pytest.raises(ValueError, match="unknown retriever 'bm99'"):
-        HybridRetriever(parts=["bm25", "bm99"])
+        make_retriever("hybrid", parts=["bm25", "bm99"])
     with pytest.raises(ValueError, match="cannot itself be hybrid"):
-        HybridRetriever(parts=["bm25", "hybrid"])
+        make_retriever("hybrid", parts=["bm25", "hybrid"])
+    with pytest.raises(ValueError, match="at least two parts"):
+        HybridRetriever([BM25Retriever()])
+    with pytest.raises(ValueError, match="must be a Retriever"):
+        HybridRetriever([BM25Retriever(), "tfidf"])  # type: ignore[list-item]
+    nested = HybridRetriever([BM25Retriever(), TfidfRetriever()])
+    with pytest.raises(ValueError, match="cannot itself be hybrid"):
+        HybridRetriever([BM25Retriever(), nested])
     with pytest.raises(ValueError, match="k must"):
-        HybridRetriever(parts=["bm25", "tfidf"], k=0)
+        make_retriever("hybrid", parts=["bm25", "tfidf"], k=0)
     with pytest.raises(ValueError, match="weights must be 2 numbers"):
-        HybridRetriever(parts=["bm25", "tfidf"], weights=[1.0])
+        make_retriever("hybrid", parts=["bm25", "tfidf"], weights=[1.0])
     with pytest.raises(ValueError, match="depth"):
-        HybridRetriever(parts=["bm25", "tfidf"], depth=0)
+        HybridRetriever([BM25Retriever(), TfidfRetriever()], depth=0)

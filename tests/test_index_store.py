@@ -13,8 +13,8 @@ import pytest
 from swe_explore.chunking.registry import make_chunker
 from swe_explore.chunking.types import Chunk
 from swe_explore.indexes.build import ensure_index, open_index
-from swe_explore.indexes.store import ChunkTable, StaleIndexError, atomic_directory, config_key
-from swe_explore.retrievers.base import CorruptIndexError
+from swe_explore.indexes.files import CorruptIndexError, StaleIndexError, file_sha256, load_retriever, save_retriever
+from swe_explore.indexes.store import ChunkTable, atomic_directory, config_key
 from swe_explore.retrievers.registry import make_retriever
 
 
@@ -236,7 +236,7 @@ def test_hybrid_links_its_parts_instead_of_copying_them(snapshot: Path, tmp_path
     links = json.loads((hdir / "data" / "retriever.json").read_text())["links"]
     assert [link["path"].split("/")[:2] for link in links] == [["..", ".."], ["..", ".."]]
     loaded = open_index(snapshot, store, make_chunker("function"), hybrid).retriever
-    assert isinstance(loaded, HybridRetriever) and [p.name for p in loaded.parts] == ["bm25", "potion"]
+    assert isinstance(loaded, HybridRetriever) and [p.name for p in loaded.parts()] == ["bm25", "potion"]
     from swe_explore.chunking.registry import chunk_snapshot
 
     fresh = make_retriever("hybrid", model=str(tiny_model_dir))
@@ -248,9 +248,6 @@ def test_hybrid_links_its_parts_instead_of_copying_them(snapshot: Path, tmp_path
 
 def test_changed_part_makes_the_hybrid_stale(snapshot: Path, tmp_path: Path, tiny_model_dir: Path) -> None:
     """A part whose retriever.json changed makes the hybrid stale (open), corrupt (direct load), and re-linked."""
-    from swe_explore.retrievers.common import file_sha256
-    from swe_explore.retrievers.hybrid import HybridRetriever
-
     store = tmp_path / "store"
     hybrid = make_retriever("hybrid", model=str(tiny_model_dir))
     report = ensure_index(snapshot, store, make_chunker("function"), [hybrid])
@@ -265,8 +262,10 @@ def test_changed_part_makes_the_hybrid_stale(snapshot: Path, tmp_path: Path, tin
     with pytest.raises(StaleIndexError, match="links"):
         open_index(snapshot, store, make_chunker("function"), hybrid)
     hdir = next((report.chunk_dir / "retrievers").glob("hybrid-*"))
-    with pytest.raises(CorruptIndexError, match="bm25-.*retriever.json.*changed since the hybrid"):
-        HybridRetriever.load(hdir / "data")
+    pattern = "bm25-.*retriever.json: SHA-256 differs from the one recorded in .*hybrid-.*/data/retriever.json"
+    with pytest.raises(CorruptIndexError, match=pattern) as err:
+        load_retriever(hdir / "data")
+    assert err.value.path == part_meta
     assert ensure_index(snapshot, store, make_chunker("function"), [hybrid]).built == ["hybrid"]
     assert open_index(snapshot, store, make_chunker("function"), hybrid).retriever.search("discount")
 
@@ -285,7 +284,7 @@ def test_missing_part_of_a_hybrid_is_rebuilt(snapshot: Path, tmp_path: Path, tin
     assert open_index(snapshot, store, make_chunker("function"), hybrid).retriever.n_docs == 5
 
 
-def test_save_linked_checks_the_part_directories(
+def test_linking_checks_the_part_directories(
     tmp_path: Path, tiny_model_dir: Path, sample_chunks: list[Chunk]
 ) -> None:
     """Linking refuses a wrong number of parts, a part index of another config, and parts of different sizes."""
@@ -298,7 +297,7 @@ def test_save_linked_checks_the_part_directories(
         retriever.build(chunks)
         dirs[name] = tmp_path / name
         dirs[name].mkdir()
-        retriever.save(dirs[name])
+        save_retriever(retriever, dirs[name])
     hybrid = HybridRetriever([make_retriever("bm25"), make_retriever("potion", model=str(tiny_model_dir))])
     for i, (part_dirs, message) in enumerate([
         ([dirs["bm25"]], "1 part directories for 2 parts"),
@@ -308,14 +307,17 @@ def test_save_linked_checks_the_part_directories(
         target = tmp_path / f"h{i}"
         target.mkdir()
         with pytest.raises((ValueError, CorruptIndexError), match=message):
-            hybrid.save_linked(target, part_dirs)
+            save_retriever(hybrid, target, part_dirs)
     other = HybridRetriever([make_retriever("bm25", k1=0.5), make_retriever("potion", model=str(tiny_model_dir))])
     (tmp_path / "h9").mkdir()
-    with pytest.raises(ValueError, match="another config"):
-        other.save_linked(tmp_path / "h9", [dirs["bm25"], dirs["potion"]])
+    with pytest.raises(CorruptIndexError, match=r"config differs from the one part 0 of the composite expects.*k1=1.5 "
+                                                 r"\(expected 0.5\)") as err:
+        save_retriever(other, tmp_path / "h9", [dirs["bm25"], dirs["potion"]])
+    assert err.value.path == dirs["bm25"] / "retriever.json"
     (tmp_path / "ok").mkdir()
-    hybrid.save_linked(tmp_path / "ok", [dirs["bm25"], dirs["potion"]])
-    loaded = HybridRetriever.load(tmp_path / "ok")
+    save_retriever(hybrid, tmp_path / "ok", [dirs["bm25"], dirs["potion"]])
+    assert sorted(p.name for p in (tmp_path / "ok").iterdir()) == ["retriever.json"]
+    loaded = load_retriever(tmp_path / "ok")
     hybrid.build(sample_chunks)
     assert loaded.search("cookie timeout", 5) == hybrid.search("cookie timeout", 5) != []
 
@@ -355,8 +357,6 @@ def test_any_edit_of_retriever_json_is_detected(snapshot: Path, tmp_path: Path) 
     rdir = _retriever_dir(report.chunk_dir, "bm25")
     manifest = json.loads((rdir / "manifest.json").read_text())
     meta_path = rdir / "data" / "retriever.json"
-    from swe_explore.retrievers.common import file_sha256
-
     assert manifest["meta_sha256"] == file_sha256(meta_path)
     meta = json.loads(meta_path.read_text())
     meta["note"] = "hand edit"

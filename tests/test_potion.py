@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from swe_explore.chunking.types import Chunk
-from swe_explore.retrievers.base import CorruptIndexError, Hit
+from swe_explore.indexes.files import CorruptIndexError, load_retriever, save_retriever
+from swe_explore.retrievers.base import Hit
 from swe_explore.retrievers.potion import DEFAULT_MODEL, MODEL_ENV_VAR, PotionRetriever, load_model, resolve_model_spec
 
 ModelFactory = Callable[[Mapping[str, Sequence[float]]], Path]
@@ -60,9 +61,9 @@ def test_cosine_ranking_and_zero_vectors(tiny_model_dir: Path) -> None:
     """Exact match scores 1, a half match 1/sqrt(2); empty and unknown-word chunks are zero vectors, never returned."""
     r = _potion(tiny_model_dir, ["alpha", "beta", "alpha beta", "", "zzz unknown"])
     assert r.search("alpha") == [Hit(0, pytest.approx(1.0)), Hit(2, pytest.approx(1 / math.sqrt(2)))]
-    norms = np.linalg.norm(r.vectors, axis=1)
-    assert norms == pytest.approx([1, 1, 1, 0, 0], abs=1e-6)
-    assert np.isfinite(r.vectors).all() and r.vectors.dtype == np.float32
+    vectors = r.state().files["vectors.npy"]
+    assert np.linalg.norm(vectors, axis=1) == pytest.approx([1, 1, 1, 0, 0], abs=1e-6)
+    assert np.isfinite(vectors).all() and vectors.dtype == np.float32
     assert r.search("") == [] and r.search("nothing known") == []
 
 
@@ -76,7 +77,8 @@ def test_br21_long_chunk_tail(tiny_model_factory: ModelFactory) -> None:
     truncated = _potion(model, texts)
     assert truncated.config()["max_length"] == 512
     assert truncated.search("needle") == []
-    assert truncated.vectors[0] == pytest.approx([1.0, 0.0])  # only the first 512 tokens ('filler') count
+    # only the first 512 tokens ('filler') count
+    assert truncated.state().files["vectors.npy"][0] == pytest.approx([1.0, 0.0])
 
 
 def test_encode_matches_model2vec(tiny_model_factory: ModelFactory) -> None:
@@ -116,12 +118,12 @@ def test_index_built_with_another_model_is_refused(
 ) -> None:
     """Loading with an explicitly given different model fails on the fingerprint, naming retriever.json."""
     r = _potion(tiny_model_dir, ["alpha", "beta"])
-    r.save(tmp_path)
+    save_retriever(r, tmp_path)
     other = tiny_model_factory({"alpha": [0.0, 1.0, 0.0, 0.0], "beta": [1.0, 0.0, 0.0, 0.0]})
     with pytest.raises(CorruptIndexError, match="the index is stale for this model.*--rebuild") as err:
-        PotionRetriever.load(tmp_path, model=str(other))
+        load_retriever(tmp_path, model=str(other))
     assert err.value.path == tmp_path / "retriever.json"
-    assert PotionRetriever.load(tmp_path, model=str(tiny_model_dir)).search("alpha") == r.search("alpha")
+    assert load_retriever(tmp_path, model=str(tiny_model_dir)).search("alpha") == r.search("alpha")
 
 
 def test_env_var_never_overrides_the_model_asked_for(
@@ -129,11 +131,11 @@ def test_env_var_never_overrides_the_model_asked_for(
 ) -> None:
     """With $SWE_EXPLORE_POTION_MODEL naming another model, load uses the explicit model, else the recorded one."""
     r = _potion(tiny_model_dir, ["alpha", "beta"])
-    r.save(tmp_path)
+    save_retriever(r, tmp_path)
     other = tiny_model_factory({"alpha": [0.0, 1.0, 0.0, 0.0], "beta": [1.0, 0.0, 0.0, 0.0]})
     monkeypatch.setenv(MODEL_ENV_VAR, str(other))
-    explicit = PotionRetriever.load(tmp_path, model=str(tiny_model_dir))
-    recorded = PotionRetriever.load(tmp_path)
+    explicit = load_retriever(tmp_path, model=str(tiny_model_dir))
+    recorded = load_retriever(tmp_path)
     for loaded in (explicit, recorded):
         assert loaded.config()["model"] == str(tiny_model_dir)
         assert loaded.search("alpha") == r.search("alpha") == [Hit(0, pytest.approx(1.0))]
@@ -153,13 +155,13 @@ def test_env_var_replaces_a_recorded_model_that_is_missing(
     shutil.copytree(tiny_model_dir, copy)
     r = _potion(copy, ["alpha", "beta"])
     (tmp_path / "index").mkdir()
-    r.save(tmp_path / "index")
+    save_retriever(r, tmp_path / "index")
     shutil.rmtree(copy)
     monkeypatch.delitem(potion_module._MODEL_CACHE, str(copy))  # as in a new process
     with pytest.raises(FileNotFoundError, match="model-copy"):
-        PotionRetriever.load(tmp_path / "index")
+        load_retriever(tmp_path / "index")
     monkeypatch.setenv(MODEL_ENV_VAR, str(tiny_model_dir))  # the same weights, elsewhere
-    loaded = PotionRetriever.load(tmp_path / "index")
+    loaded = load_retriever(tmp_path / "index")
     assert loaded.config()["model"] == str(tiny_model_dir)
     assert loaded.search("beta") == r.search("beta") == [Hit(1, pytest.approx(1.0))]
 
@@ -181,8 +183,9 @@ def test_real_model_vectors_and_ranking(real_potion_dir: Path, sample_chunks: li
     """The real potion-base-8M gives 256-d unit vectors and ranks the cookie functions first for a cookie query."""
     r = PotionRetriever(model=str(real_potion_dir))
     r.build(sample_chunks)
-    assert r.vectors.shape == (6, 256)
-    assert np.linalg.norm(r.vectors, axis=1) == pytest.approx([1.0] * 6, abs=1e-5)
+    vectors = r.state().files["vectors.npy"]
+    assert vectors.shape == (6, 256)
+    assert np.linalg.norm(vectors, axis=1) == pytest.approx([1.0] * 6, abs=1e-5)
     assert sample_chunks[r.search("get_cookie from the cookie jar")[0].index].path == "pkg/cookies.py"
 
 

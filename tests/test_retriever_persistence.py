@@ -1,4 +1,5 @@
-"""Tests of retriever persistence and the registry: round trips, and corrupt index files -> CorruptIndexError."""
+"""Tests of retriever persistence (indexes/files.py) and the registry: round trips, corrupt index files ->
+CorruptIndexError naming them, and the retriever states behind them."""
 
 from __future__ import annotations
 
@@ -12,9 +13,16 @@ import pytest
 import scipy.sparse as sp
 
 from swe_explore.chunking.types import Chunk
-from swe_explore.retrievers.base import CorruptIndexError, Retriever
-from swe_explore.retrievers.common import META_FILE, write_meta
-from swe_explore.retrievers.registry import RETRIEVERS, load_retriever, make_retriever, retriever_options
+from swe_explore.indexes.files import (
+    META_FILE,
+    CorruptIndexError,
+    file_records,
+    load_retriever,
+    save_retriever,
+    write_json,
+)
+from swe_explore.retrievers.base import InvalidStateError, Retriever, RetrieverState
+from swe_explore.retrievers.registry import RETRIEVERS, make_retriever, retriever_options
 
 Saved = Tuple[Retriever, Path]
 QUERIES = ["Session timeout when sending a request", "get_cookie from the jar", "alpha beta gamma delta", "zzz"]
@@ -43,7 +51,7 @@ def saved(
     retriever.build(sample_chunks)
     directory = tmp_path / "index"
     directory.mkdir()
-    retriever.save(directory)
+    save_retriever(retriever, directory)
     return retriever, directory
 
 
@@ -116,7 +124,7 @@ def test_unreadable_or_missing_json(saved: Saved) -> None:
     meta_path = directory / META_FILE
     text = meta_path.read_text()
     meta_path.write_text(text[: len(text) // 2])
-    with pytest.raises(CorruptIndexError, match="not readable JSON") as err:
+    with pytest.raises(CorruptIndexError, match="unreadable JSON") as err:
         load_retriever(directory)
     assert err.value.path == meta_path
     meta_path.unlink()
@@ -129,8 +137,8 @@ def test_unreadable_or_missing_json(saved: Saved) -> None:
 def _rerecord(directory: Path) -> None:
     """Rewrite retriever.json with the current files' sizes and hashes (a damaged but self-consistent index)."""
     meta = json.loads((directory / META_FILE).read_text())
-    extra = {k: v for k, v in meta.items() if k not in ("name", "format_version", "config", "n_docs", "files")}
-    write_meta(directory, meta["name"], meta["config"], meta["n_docs"], list(meta["files"]), extra)
+    meta["files"] = file_records(directory, list(meta["files"]))
+    write_json(directory / META_FILE, meta)
 
 
 @pytest.mark.parametrize(
@@ -150,7 +158,7 @@ def test_loaders_wrap_parse_errors(
     """Even with matching checksums, unparsable files give CorruptIndexError naming them (parser errors wrapped)."""
     retriever = FACTORIES[name](str(tiny_model_dir))
     retriever.build(sample_chunks)
-    retriever.save(tmp_path)
+    save_retriever(retriever, tmp_path)
     (tmp_path / file).write_bytes(payload)
     _rerecord(tmp_path)
     with pytest.raises(CorruptIndexError) as err:
@@ -163,7 +171,7 @@ def test_wrong_dtype_and_shape_detected(tiny_model_dir: Path, sample_chunks: lis
     potion = make_retriever("potion", model=str(tiny_model_dir))
     potion.build(sample_chunks)
     (tmp_path / "p").mkdir()
-    potion.save(tmp_path / "p")
+    save_retriever(potion, tmp_path / "p")
     np.save(tmp_path / "p" / "vectors.npy", np.zeros((6, 4), dtype=np.float64))
     _rerecord(tmp_path / "p")
     with pytest.raises(CorruptIndexError, match="dtype float64, expected float32"):
@@ -171,7 +179,7 @@ def test_wrong_dtype_and_shape_detected(tiny_model_dir: Path, sample_chunks: lis
     bm25 = make_retriever("bm25")
     bm25.build(sample_chunks)
     (tmp_path / "b").mkdir()
-    bm25.save(tmp_path / "b")
+    save_retriever(bm25, tmp_path / "b")
     sp.save_npz(tmp_path / "b" / "tf.npz", sp.csr_matrix(np.ones((2, 2), dtype=np.int32)))
     _rerecord(tmp_path / "b")
     with pytest.raises(CorruptIndexError, match=r"tf.npz: shape \(2, 2\), expected \(6, "):
@@ -179,14 +187,18 @@ def test_wrong_dtype_and_shape_detected(tiny_model_dir: Path, sample_chunks: lis
 
 
 def test_save_needs_an_existing_empty_directory(sample_chunks: list[Chunk], tmp_path: Path) -> None:
-    """save refuses a missing directory (FileNotFoundError) and a non-empty one (ValueError)."""
+    """save_retriever refuses a missing directory (FileNotFoundError), a non-empty one (ValueError), and part
+    directories to link for a retriever without parts."""
     r = make_retriever("bm25")
     r.build(sample_chunks)
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        r.save(tmp_path / "missing")
+        save_retriever(r, tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="a bm25 retriever has no parts to link"):
+        save_retriever(r, tmp_path / "empty", [tmp_path])
     (tmp_path / "junk.txt").write_text("x")
     with pytest.raises(ValueError, match="not empty"):
-        r.save(tmp_path)
+        save_retriever(r, tmp_path)
 
 
 def test_empty_indexes_round_trip(tiny_model_dir: Path, tmp_path: Path) -> None:
@@ -198,7 +210,7 @@ def test_empty_indexes_round_trip(tiny_model_dir: Path, tmp_path: Path) -> None:
             r.build(chunks)
             d = tmp_path / f"{i}-{j}"
             d.mkdir()
-            r.save(d)
+            save_retriever(r, d)
             loaded = load_retriever(d)
             assert loaded.n_docs == len(chunks) and loaded.search("a b c alpha") == []
 
@@ -225,7 +237,7 @@ def test_load_retriever_uses_the_model_asked_for(
     recorded model is used even when $SWE_EXPLORE_POTION_MODEL names another."""
     retriever = FACTORIES[name](str(tiny_model_dir))
     retriever.build(sample_chunks)
-    retriever.save(tmp_path)
+    save_retriever(retriever, tmp_path)
     other = str(tiny_model_factory({"alpha": [0.0, 1.0], "beta": [1.0, 0.0]}))
     monkeypatch.setenv("SWE_EXPLORE_POTION_MODEL", other)
     for loaded in (load_retriever(tmp_path), load_retriever(tmp_path, model=str(tiny_model_dir))):
@@ -240,6 +252,76 @@ def test_model_is_ignored_by_retrievers_without_one(sample_chunks: list[Chunk], 
     """load_retriever(model=...) on a BM25 index loads it unchanged (BM25 has no model)."""
     retriever = make_retriever("bm25")
     retriever.build(sample_chunks)
-    retriever.save(tmp_path)
+    save_retriever(retriever, tmp_path)
     loaded = load_retriever(tmp_path, model="/no/such/model")
     assert loaded.config() == retriever.config() and loaded.search("cookie", 3) == retriever.search("cookie", 3)
+
+
+@pytest.mark.parametrize("name", ["bm25-numpy", "tfidf", "potion", "faiss-flat", "faiss-hnsw"])
+def test_state_round_trip_in_memory(name: str, tiny_model_dir: Path, sample_chunks: list[Chunk]) -> None:
+    """from_state(config, n_docs, state()) rebuilds the retriever without any file: same config, size and hits."""
+    retriever = FACTORIES[name](str(tiny_model_dir))
+    retriever.build(sample_chunks)
+    state = retriever.state()
+    assert all(not isinstance(v, Path) for v in state.files.values())
+    loaded = type(retriever).from_state(retriever.config(), retriever.n_docs, state)
+    assert loaded.config() == retriever.config() and loaded.n_docs == 6
+    for query in QUERIES:
+        assert loaded.search(query, 5) == retriever.search(query, 5)
+
+
+def test_hybrid_state_is_its_parts(tiny_model_dir: Path, sample_chunks: list[Chunk], tmp_path: Path) -> None:
+    """A hybrid's own state is empty; saved standalone, its parts go to part0/ and part1/ as retrievers of their
+    own, and from_state rebuilds it from loaded parts (refusing parts that do not match its config)."""
+    hybrid = FACTORIES["hybrid"](str(tiny_model_dir))
+    hybrid.build(sample_chunks)
+    assert hybrid.state() == RetrieverState({}, {})
+    save_retriever(hybrid, tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["part0", "part1", "retriever.json"]
+    assert [load_retriever(tmp_path / f"part{i}").name for i in (0, 1)] == ["bm25", "potion"]
+    rebuilt = type(hybrid).from_state(hybrid.config(), 6, RetrieverState(), hybrid.parts())
+    assert rebuilt.search("cookie timeout", 5) == hybrid.search("cookie timeout", 5) != []
+    with pytest.raises(InvalidStateError, match="part 0 is a 'potion' index"):
+        type(hybrid).from_state(hybrid.config(), 6, RetrieverState(), hybrid.parts()[::-1])
+    with pytest.raises(InvalidStateError, match="part 0 indexes 6 chunks, expected 7"):
+        type(hybrid).from_state(hybrid.config(), 7, RetrieverState(), hybrid.parts())
+
+
+def test_from_state_names_the_bad_file(sample_chunks: list[Chunk]) -> None:
+    """from_state raises InvalidStateError naming the state file at fault (None for the config)."""
+    bm25 = make_retriever("bm25")
+    bm25.build(sample_chunks)
+    state = bm25.state()
+    cls = type(bm25)
+    bad = {
+        "tf.npz": (RetrieverState({**state.files, "tf.npz": sp.csr_matrix((2, 2), dtype=np.int32)}),
+                   r"shape \(2, 2\), expected \(6, "),
+        "vocab.json": (RetrieverState({**state.files, "vocab.json": ["a", "a"]}), "1 repeated term"),
+        None: (state, "invalid config"),
+    }
+    for file, (bad_state, message) in bad.items():
+        config = {**bm25.config(), "k9": 1} if file is None else bm25.config()
+        with pytest.raises(InvalidStateError, match=message) as err:
+            cls.from_state(config, 6, bad_state)
+        assert err.value.file == file
+    with pytest.raises(InvalidStateError, match="file is not among") as err:
+        cls.from_state(bm25.config(), 6, RetrieverState({"tf.npz": state.files["tf.npz"]}))
+    assert err.value.file == "vocab.json"
+
+
+def test_retrievers_never_import_indexes() -> None:
+    """The package flow is one-directional (chunking -> retrievers -> indexes): importing every retrievers
+    module loads no swe_explore.indexes module."""
+    import subprocess
+    import sys
+
+    modules = ["base", "bm25", "common", "faiss_index", "features", "hybrid", "potion", "registry", "tfidf",
+               "tokenize", "wordcache"]
+    script = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}:\n"
+        "    importlib.import_module('swe_explore.retrievers.' + m)\n"
+        "print(sorted(n for n in sys.modules if n.startswith('swe_explore.indexes')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -99,11 +99,11 @@ def test_texts_without_tokens(text: str) -> None:
     assert CodeTokenizer().tokenize(text) == []
 
 
-def test_tokenize_many_and_small_cache() -> None:
-    """``tokenize_many`` equals per-text calls, and a cache far smaller than the vocabulary changes nothing."""
+def test_small_cache_changes_nothing() -> None:
+    """A cache far smaller than the vocabulary gives the same tokens as the default cache."""
     texts = ["fooBar baz_qux", "fooBar again", "HTTPError"]
     small = CodeTokenizer(stopwords="none", cache_size=1)
-    assert small.tokenize_many(texts) == [PLAIN.tokenize(t) for t in texts] == [
+    assert [small.tokenize(t) for t in texts] == [PLAIN.tokenize(t) for t in texts] == [
         ["foobar", "foo", "bar", "baz_qux", "baz", "qux"],
         ["foobar", "foo", "bar", "again"],
         ["httperror", "http", "error"],

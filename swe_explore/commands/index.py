@@ -38,8 +38,8 @@ from swe_explore.evaluation.bench import find_snapshot, load_bench
 from swe_explore.evaluation.cli import MINI_REPOS, die
 from swe_explore.explore.options import add_explorer_arguments, chunker_options_from_args
 from swe_explore.explore.explorer import EMBEDDING_RETRIEVERS, resolve_model_path
-from swe_explore.indexes.batch import BACKENDS, IndexJob, index_many
-from swe_explore.indexes.store import write_json
+from swe_explore.indexes.batch import BATCH_BACKENDS, IndexJob, index_many
+from swe_explore.indexes.files import write_json
 from swe_explore.retrievers.registry import retriever_options
 
 
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repos", type=Path, default=MINI_REPOS, help="directory of snapshots")
     parser.add_argument("--bench", type=Path, default=None, help="only the snapshots this bench JSONL names")
     parser.add_argument("--jobs", "-j", type=int, default=1, help="parallel workers (-1: all cores)")
-    parser.add_argument("--backend", default="loky", choices=BACKENDS, help="joblib backend (default: loky)")
+    parser.add_argument("--backend", default="loky", choices=BATCH_BACKENDS, help="joblib backend (default: loky)")
     parser.add_argument("--scheduler", default=None, help="Dask scheduler address, with --backend dask")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     add_explorer_arguments(parser, multiple_retrievers=True, packing=False, store_flags=("--out", "--store"))
