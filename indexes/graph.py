@@ -18,17 +18,23 @@ sorted, no duplicates):
   the same directory (Go methods in another file of the package), else the one site of that symbol in the
   snapshot (C++ ``Circle::area`` defined in a ``.cpp`` beside its header), else none; a site -> the other
   chunks carrying its symbol in the same file (the pieces of a split definition, a class's ``gap`` chunks).
-- ``references`` (chunk -> chunk, "calls"): every identifier (regex :data:`IDENTIFIER`, comments and strings
-  included, see *Identifiers* below) of a code chunk's text that is the name of a definition site elsewhere
-  in the snapshot links the chunk to those sites. Names are ignored when they have more than
+- ``references`` (chunk -> chunk, "calls"): every identifier (:data:`IDENTIFIER`) of a code chunk's text, comments
+  and string literals blanked first (:func:`code_text`), that is the name of a definition site elsewhere in the
+  snapshot links the chunk to those sites. Names are ignored when they have more than
   :data:`MAX_DEFINITION_SITES` (8) sites (``__init__``, ``run``: too ambiguous to resolve without types), are
   in :data:`STOP_NAMES` (keywords, builtins and the methods of builtin containers: ``get`` defined once in a
   snapshot would otherwise attract every ``dict.get`` call), are dunder names (``__eq__``, called implicitly)
   or have fewer than :data:`MIN_NAME_CHARS` characters. A chunk's own names are not references from it (a
-  ``def request`` line does not call every other ``request``). **Local preference**: when some of a name's
-  sites are *visible* from the chunk's file (the file itself, the files it imports, and for Go the files of
-  its package directory) only those are linked, else all of them. Chunks of docs/config files (language
-  ``text``) and chunks without text (reloaded from a persisted table) have no outgoing references.
+  ``def request`` line does not call every other ``request``). A **method** site (chunk kind ``method``) is
+  linked only when the name also follows a member access (``.request``; ``->``/``::`` too in PHP, Rust, Ruby, C
+  and C++), except in Java, C++ and Ruby where methods are called bare inside their class
+  (:data:`IMPLICIT_RECEIVER_LANGUAGES`): a parameter named ``request`` does not call ``Session.request``.
+  **Local preference**: when some of a name's sites are *visible* from the chunk's file (the file itself, the
+  files it imports, and for Go the files of its package directory) only those are linked, else all of them.
+  Chunks of docs/config files (language ``text``) and chunks without text (reloaded from a persisted table)
+  have no outgoing references. Resolution is by name only, so a variable named like a definition elsewhere
+  links to it (pytest fixtures such as ``linter`` or ``array`` collect hundreds of callers); the
+  ``n_callers`` and ``name_sites`` features let a ranker discount such hubs.
 - ``imports`` (file node -> file node): the snapshot files a file imports or includes, found by one regex per
   language over the file's text and resolved against the snapshot's paths (:func:`import_targets`; an import of
   something outside the snapshot, such as the standard library, yields no edge):
@@ -67,15 +73,21 @@ sorted, no duplicates):
   When a suffix match finds several files, those sharing the longest directory prefix with the importer are
   kept (all of them on a tie).
 
-**Identifiers.** A regex over the chunk text (:data:`IDENTIFIER`, ASCII identifiers) rather than a second
-tree-sitter parse: measured with ``scripts/bench_graph.py --compare-treesitter`` (identifiers of comment and
-string nodes left out), the regex graph of pydata__xarray-7393 holds 5.8 % more reference edges (3.9 % of the
-edges are in the regex graph only, mostly names quoted in docstrings) and no edge is missing, while the parse
-would cost more than the whole graph build; for pylint-dev__pylint-7080 (whose test files quote code in
-strings) the excess is 14 %. Names in docstrings usually point at related definitions, so they are kept.
+**Identifiers.** A regex over the chunk text (:data:`IDENTIFIER`, ASCII identifiers) after a regex blanking of
+comments and strings (:func:`code_text`), rather than a second tree-sitter parse. Measured with
+``scripts/bench_graph.py --compare-treesitter`` against a graph built from text whose comment and string nodes
+were blanked in the parse tree: the reference edges are the same on psf__requests-1142 (698 edges), differ by 2
+of 12,344 on pylint-dev__pylint-7080 and by 431 of 28,441 (1.5 %: pieces of split definitions that start inside
+a docstring) on pydata__xarray-7393, none missing from the regex graph; the parse and masking alone cost 3-9x
+the whole graph build. Without the blanking, 19 %, 46 % and 18 % of the reference edges of these snapshots came
+from comments and strings only (pylint's ``# pylint: disable=...`` comments linked a thousand chunks to every
+``disable`` method).
 
-**Speed** (``scripts/bench_graph.py``, one process, median of 3): building the graph costs 12-20 % of walking,
-chunking and building BM25 on the dev snapshots; the figures are in ``docs/benchmarks.md``.
+**Speed** (``scripts/bench_graph.py``: walk + ``function`` chunks + BM25 build against :func:`build_graph`, in
+one process, alternating, median of 3 rounds, on a machine shared with other jobs): the graph costs 0.04
+(psf__requests-1142: 0.04 s), 0.19 (pylint-dev__pylint-7080: 0.59 s for 11,678 chunks and 2,918 files) and 0.19
+(pydata__xarray-7393: 0.39 s for 7,298 chunks and 160K lines) of the index build time; the budget is 0.30.
+About half of it is reading identifiers (the regex findall); :func:`expand` from 10 seeds takes 1-7 ms.
 
 **Expansion** (:func:`expand`): breadth-first search from seed chunks along four *directions*, each on its own
 (a path never mixes directions): ``callee`` (reference edges forward: what the seed uses), ``caller``
@@ -195,8 +207,6 @@ STOP_NAMES: frozenset[str] = frozenset((_KEYWORDS + _BUILTINS + _COMMON_METHODS)
 _CODE_LANGUAGES_WITH_PACKAGE_DIRS = frozenset({"go"})
 """Languages whose files see the definitions of the other files of their directory without importing them."""
 
-_Row = list[int]
-
 
 class CorruptGraphError(CorruptIndexError):
     """A saved symbol graph file is missing, truncated, malformed or inconsistent with the others.
@@ -314,9 +324,9 @@ class SymbolGraph:
     edges: dict[str, Csr]
     fingerprint: str
     config: dict[str, Any]
-    _reverse: dict[str, Csr] = field(default_factory=dict, repr=False)
-    _import_reach: dict[int, list[int]] = field(default_factory=dict, repr=False)
-    _name_sites: dict[str, int] | None = field(default=None, repr=False)
+    _reverse: dict[str, Csr] = field(default_factory=dict, init=False, repr=False)
+    _import_reach: dict[int, list[int]] = field(default_factory=dict, init=False, repr=False)
+    _name_sites: dict[str, int] | None = field(default=None, init=False, repr=False)
 
     @property
     def n_files(self) -> int:
@@ -582,8 +592,8 @@ def code_text(text: str, language: str) -> str:
     ``//`` and ``/* */`` comments and double-quoted strings, plus single-quoted strings (JavaScript, PHP),
     character literals only (C family, Go, Rust: so a Rust lifetime ``'a`` is kept), template or raw strings in
     backticks (JavaScript, Go), ``#`` comments (PHP) and ``#include`` lines (C family: a file name is not a
-    reference). The leftmost match wins, so a ``#`` inside a string is
-    not a comment. Text of other languages is returned unchanged.
+    reference). The leftmost match wins, so a ``#`` inside a string is not a comment. Text of other languages is
+    returned unchanged.
 
     :param text: source text.
     :param language: its language name.
@@ -718,9 +728,9 @@ def build_graph(
         seen = visible[chunk_file[i]]
         members: set[str] | None = None if c.language not in IMPLICIT_RECEIVER_LANGUAGES else linkable
         for name in used:
-            site_i = single.get(name)
-            if site_i is not None:
-                targets.add(site_i)
+            only = single.get(name)
+            if only is not None:
+                targets.add(only)
                 continue
             candidates = several[name]
             if members is None:
