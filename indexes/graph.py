@@ -121,7 +121,7 @@ import numpy as np
 from swe_explore.chunking.languages import TEXT
 from swe_explore.chunking.treesitter import DEFINITION_KINDS
 from swe_explore.chunking.types import Chunk, SourceFile
-from swe_explore.retrievers.base import CorruptIndexError
+from swe_explore.indexes.files import CorruptIndexError
 
 __all__ = [
     "DIRECTIONS",
