@@ -19,7 +19,8 @@ only. The sorted sha list is shuffled with ``random.Random(seed)`` and commits a
 **Rules** (:data:`REJECTION_REASONS`, tested in this order; a rejected commit is counted once, under the first
 rule it fails; rules in :data:`OPTIONAL_RULES` can be switched off with ``allow``):
 
-1. ``merge`` (more than one parent), ``root_commit`` (no parent).
+1. ``merge`` (more than one parent), ``root_commit`` (no parent); ``missing_object``: git cannot read an
+   object of the commit (mirrors fetched here omit blobs of 4 MiB and more), checked whenever git is asked.
 2. ``bot``: author or committer name/email contains one of :data:`BOT_MARKERS` (``[bot]``, ``dependabot``,
    ``renovate``, ``github-actions``, ...).
 3. Subject line (first line of the message, case-insensitive) matching :data:`MESSAGE_RULES`: ``revert``,
@@ -76,6 +77,7 @@ from swe_explore.evaluation.bench import parse_record
 REJECTION_REASONS: tuple[str, ...] = (
     "merge",
     "root_commit",
+    "missing_object",
     "bot",
     "revert",
     "merge_message",
@@ -840,13 +842,18 @@ class Miner:
         """
         if len(parents) != 1:
             return None, ("merge" if parents else "root_commit"), None
-        files = changed_files(self.git, parents[0], sha)
+        try:
+            files = changed_files(self.git, parents[0], sha)
+        except GitError:  # an object the mirror lacks (mirrors may omit blobs of 4 MiB and more)
+            return None, "missing_object", None
         weights = [(lang, f.changed_lines) for f in files if (lang := source_language(f.path)) is not None]
         language = majority_language(weights) or "other"
         try:
             record = self._record(read_commit(self.git, sha, parents), files)
         except Rejected as rejected:
             return None, rejected.reason, language
+        except GitError:
+            return None, "missing_object", language
         return record, None, str(record["language"])
 
     def _rule(self, rule: str, failed: bool) -> None:

@@ -159,6 +159,32 @@ def pack(
     return [Region(r.path, r.start, r.end) for r in regions]
 
 
+def files_first(ranked: Sequence[Chunk], n_files: int, window: int | None = None) -> list[Chunk]:
+    """Two-stage order: choose files first, then regions within them.
+
+    The best-ranked chunk of each of the first ``n_files`` distinct files of the ranking (only files whose best
+    chunk is among the first ``window`` chunks, when given: the evidence must support the file) moves to the
+    front, in the order those chunks rank; every other chunk follows in its rank order. Packed with K >=
+    ``n_files``, the first regions then cover that many files before a second region opens in any of them.
+
+    :param ranked: chunks, best first.
+    :param n_files: files whose best chunk goes first (``>= 0``).
+    :param window: only files whose best chunk ranks within the first ``window`` chunks; ``None``: no limit.
+    :return: the reordered chunks (the same chunks, each once).
+    """
+    seen: set[str] = set()
+    head: list[int] = []
+    limit = len(ranked) if window is None else min(window, len(ranked))
+    for i, chunk in enumerate(ranked[:limit]):
+        if len(head) >= n_files:
+            break
+        if chunk.path not in seen:
+            seen.add(chunk.path)
+            head.append(i)
+    chosen = set(head)
+    return [ranked[i] for i in head] + [c for i, c in enumerate(ranked) if i not in chosen]
+
+
 def _fill(regions: list[_Group], left: int, cap: int, file_lines: Mapping[str, int]) -> None:
     """Grow regions in rank order into the lines around them (never into another region of the file)."""
     for region in regions:

@@ -7,6 +7,8 @@ and :meth:`Retriever.from_state` rebuilds it from them; :mod:`indexes.files` doe
 
 from __future__ import annotations
 
+import numpy as np
+
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -145,6 +147,21 @@ class Retriever(ABC):
             empty. Chunks with a score ``<= 0`` are never returned.
         :raises ValueError: if ``top_n < 1``.
         """
+
+    def scores(self, query: str) -> np.ndarray:
+        """The score of every chunk for a query (what a learned ranker reads as features).
+
+        The default ranks every chunk with :meth:`search` and leaves 0 for the chunks it does not return;
+        retrievers that score all chunks anyway (BM25, TF-IDF, Potion) return those scores directly.
+
+        :param query: raw issue text.
+        :return: float array of shape ``(n_docs,)``; higher is better, ``<= 0`` means no match.
+        """
+        out = np.zeros(self.n_docs, dtype=np.float64)
+        if self.n_docs:
+            for hit in self.search(query, self.n_docs):
+                out[hit.index] = hit.score
+        return out
 
     # Shared features -------------------------------------------------------------------------------------------
 

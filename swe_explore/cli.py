@@ -12,6 +12,7 @@ subcommand       script                           what it does
 ``prepare``      ``scripts/prepare_bench.py``     join the SWE-Explore release with its issue sources into a bench
 ``materialize``  ``scripts/materialize.py``       write one snapshot per bench record from bare git mirrors
 ``mine``         ``scripts/mine_history.py``      mine a labelled bench from a git mirror's history
+``train``        ``scripts/train_ranker.py``      train the learned ranker on labelled benches
 ===============  ===============================  ==================================================================
 
 ``swe-explore SUBCOMMAND --help`` prints the subcommand's options.
@@ -33,6 +34,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "mine": ("mine", "mine a labelled bench from a git mirror's history"),
     "prepare": ("prepare", "join the SWE-Explore release with its issue sources into a bench"),
     "materialize": ("materialize", "write one snapshot per bench record from bare git mirrors"),
+    "train": ("train", "train the learned ranker on labelled benches"),
 }
 
 

@@ -384,3 +384,16 @@ def test_allow_switches_optional_rules_off(history: dict[str, Any], full_run: An
         MineConfig(allow=frozenset({"merge"}))
     with pytest.raises(ValueError, match="max_files"):
         MineConfig(max_files=0)
+
+
+def test_a_commit_whose_objects_the_mirror_lacks_is_rejected_not_fatal(tmp_path: Path) -> None:
+    """A git failure on one commit (a blob missing from a partial mirror) rejects that commit as
+    ``missing_object``; the run goes on."""
+    from swe_explore.benchprep.mine import GitError, Miner
+
+    class Broken:
+        def run(self, *args: str, **kwargs: object) -> bytes:
+            raise GitError("fatal: unable to read 0b5888b334fe")
+
+    miner = Miner(Broken(), "o/r", MineConfig(), tmp_path)  # type: ignore[arg-type]
+    assert miner.examine("a" * 40, ("b" * 40,)) == (None, "missing_object", None)

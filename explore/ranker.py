@@ -1,0 +1,211 @@
+"""The learned ranker: a LightGBM LambdaRank model over the candidate features of :mod:`.features`.
+
+A model is two small text files shipped in the package (``explore/models/``): ``<name>.txt``, LightGBM's own
+text format (``Booster.model_to_string``), and ``<name>.json``, its card: the feature names in column order, the
+candidate configuration it was trained with, the training parameters, and the training manifest (every
+repository and commit the training records came from, counts, seed, library versions). Loading checks that the
+two belong together (the text's SHA-256 is in the card) and needs no network.
+
+Training (:func:`train`) is LightGBM's ``lambdarank`` objective (Burges, "From RankNet to LambdaRank to
+LambdaMART: An Overview", MSR-TR-2010-82), one query group per bench record, relevance labels from the
+overlap of each candidate with the record's core regions (:func:`relevance`); LightGBM is run single-threaded
+with ``deterministic=True`` and a fixed seed, so the same data gives the same model. ``scripts/train_ranker.py``
+is the one reproducible command that builds the shipped model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from swe_explore.chunking.types import Chunk
+
+#: Where the shipped models live.
+MODELS_DIR = Path(__file__).resolve().parent / "models"
+#: The model the default explorer uses.
+DEFAULT_MODEL = "ranker-lexical"
+
+#: LightGBM parameters of :func:`train` (the objective's defaults otherwise).
+TRAIN_PARAMS: dict[str, Any] = {
+    "objective": "lambdarank",
+    "metric": "ndcg",
+    "ndcg_eval_at": [5, 10],
+    "learning_rate": 0.05,
+    "num_leaves": 15,
+    "min_data_in_leaf": 50,
+    "feature_fraction": 0.8,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 1,
+    "lambdarank_truncation_level": 20,
+    "num_threads": 1,
+    "deterministic": True,
+    "force_row_wise": True,
+    "verbosity": -1,
+}
+
+
+class ModelError(ValueError):
+    """A model file is missing, malformed or does not match its card (the message names the file)."""
+
+
+@dataclass
+class RankerModel:
+    """A trained ranker: the LightGBM booster and its card.
+
+    :param booster: the LightGBM booster.
+    :param card: the card (``features``, ``candidates``, ``params``, ``manifest``, ...).
+    :param name: the model's name (file stem).
+    """
+
+    booster: Any
+    card: dict[str, Any]
+    name: str = ""
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        """The feature names, in column order."""
+        return tuple(self.card["features"])
+
+    def score(self, matrix: np.ndarray) -> np.ndarray:
+        """Scores of candidates (higher is better).
+
+        :param matrix: float32 ``(n, len(features))`` feature rows.
+        :return: float64 ``(n,)``.
+        :raises ValueError: if the number of columns differs from the model's.
+        """
+        if matrix.shape[1] != len(self.features):
+            raise ValueError(f"model {self.name} takes {len(self.features)} features, got {matrix.shape[1]}")
+        if matrix.shape[0] == 0:
+            return np.zeros(0)
+        return np.asarray(self.booster.predict(matrix, num_threads=1), dtype=np.float64)
+
+    def save(self, directory: Path, name: str) -> tuple[Path, Path]:
+        """Write ``<name>.txt`` and ``<name>.json`` (the card with the text's SHA-256).
+
+        :param directory: target directory (created).
+        :param name: file stem.
+        :return: the two paths.
+        """
+        directory.mkdir(parents=True, exist_ok=True)
+        text = self.booster.model_to_string()
+        txt, card = directory / f"{name}.txt", directory / f"{name}.json"
+        txt.write_text(text, encoding="utf-8")
+        self.card["model_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        card.write_text(json.dumps(self.card, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        return txt, card
+
+
+def model_paths(name_or_path: str | Path) -> tuple[Path, Path]:
+    """The text and card files of a model given by shipped name (``ranker-lexical``) or by path.
+
+    :param name_or_path: a name in :data:`MODELS_DIR`, or a path to ``X.txt``/``X.json``/``X``.
+    :return: ``(text file, card file)``.
+    """
+    path = Path(name_or_path)
+    if path.suffix in (".txt", ".json"):
+        path = path.with_suffix("")
+    if not path.parent.parts or str(path.parent) == ".":
+        if not (path.with_suffix(".json")).exists():
+            path = MODELS_DIR / path.name
+    return path.with_suffix(".txt"), path.with_suffix(".json")
+
+
+def load_model(name_or_path: str | Path = DEFAULT_MODEL) -> RankerModel:
+    """Load a model and check it against its card.
+
+    :param name_or_path: a shipped model name or a path (see :func:`model_paths`).
+    :return: the model.
+    :raises ModelError: if a file is missing, the card is malformed, or the text is not the one the card records.
+    """
+    import lightgbm
+
+    txt, card_path = model_paths(name_or_path)
+    for path in (txt, card_path):
+        if not path.is_file():
+            raise ModelError(f"{path}: ranker model file is missing")
+    try:
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{card_path}: unreadable model card ({exc})") from None
+    if not isinstance(card, dict) or not isinstance(card.get("features"), list):
+        raise ModelError(f"{card_path}: the card lacks its feature list")
+    text = txt.read_text(encoding="utf-8")
+    if card.get("model_sha256") != hashlib.sha256(text.encode("utf-8")).hexdigest():
+        raise ModelError(f"{txt}: SHA-256 differs from the one in {card_path.name} (edited or mismatched files)")
+    try:
+        booster = lightgbm.Booster(model_str=text)
+    except lightgbm.basic.LightGBMError as exc:
+        raise ModelError(f"{txt}: not a LightGBM model ({exc})") from None
+    if booster.num_feature() != len(card["features"]):
+        raise ModelError(f"{txt}: {booster.num_feature()} features, the card lists {len(card['features'])}")
+    return RankerModel(booster, card, txt.stem)
+
+
+def relevance(candidates: Sequence[Chunk], core: Mapping[str, Sequence[tuple[int, int]]]) -> np.ndarray:
+    """Relevance labels of candidate chunks: 2 if at least half of the chunk's lines or at least half of the core
+    lines of its file are core lines, 1 if it overlaps a core region at all, else 0.
+
+    :param candidates: the candidate chunks.
+    :param core: resolved core regions by path: ``[(start, end), ...]`` (1-based, inclusive, merged).
+    :return: int32 labels ``(n,)``.
+    """
+    labels = np.zeros(len(candidates), dtype=np.int32)
+    core_lines = {p: sum(e - s + 1 for s, e in spans) for p, spans in core.items()}
+    for k, c in enumerate(candidates):
+        spans = core.get(c.path)
+        if not spans:
+            continue
+        overlap = sum(max(0, min(e, c.end) - max(s, c.start) + 1) for s, e in spans)
+        if overlap <= 0:
+            continue
+        labels[k] = 2 if overlap * 2 >= c.end - c.start + 1 or overlap * 2 >= core_lines[c.path] else 1
+    return labels
+
+
+def train(
+    groups: Sequence[tuple[np.ndarray, np.ndarray]],
+    features: Sequence[str],
+    *,
+    rounds: int = 300,
+    seed: int = 0,
+    params: Mapping[str, Any] | None = None,
+    valid: Sequence[tuple[np.ndarray, np.ndarray]] = (),
+) -> Any:
+    """Train a LambdaRank booster.
+
+    :param groups: one ``(feature matrix, labels)`` pair per query (record); groups without a positive label
+        carry no ranking signal and are skipped.
+    :param features: the feature names (columns).
+    :param rounds: boosting rounds.
+    :param seed: LightGBM's seed (bagging, feature fraction).
+    :param params: overrides of :data:`TRAIN_PARAMS`.
+    :param valid: optional validation groups (early stopping after 30 rounds without gain on nDCG@5).
+    :return: the LightGBM booster.
+    :raises ValueError: if no group has a positive label.
+    """
+    import lightgbm
+
+    def dataset(parts: Sequence[tuple[np.ndarray, np.ndarray]], reference: Any = None) -> Any:
+        kept = [(x, y) for x, y in parts if y.size and y.max() > 0]
+        if not kept:
+            raise ValueError("no training group has a relevant candidate")
+        x = np.vstack([x for x, _ in kept]).astype(np.float32)
+        y = np.concatenate([y for _, y in kept])
+        return lightgbm.Dataset(x, y, group=[len(y) for _, y in kept], feature_name=list(features),
+                                reference=reference, free_raw_data=False)
+
+    train_set = dataset(groups)
+    config = {**TRAIN_PARAMS, "seed": seed, **(params or {})}
+    callbacks = []
+    valid_sets = []
+    if valid:
+        valid_sets = [dataset(valid, train_set)]
+        callbacks.append(lightgbm.early_stopping(30, first_metric_only=True, verbose=False))
+    return lightgbm.train(config, train_set, num_boost_round=rounds, valid_sets=valid_sets, callbacks=callbacks)
