@@ -352,11 +352,13 @@ _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _QUOTE_PREFIX = re.compile(r"^ {0,3}(?:> ?)+")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
 _BACKTICKS = re.compile(r"(`+)(.+?)\1")
-_URL = re.compile(r"\b[a-zA-Z][\w+.\-]*://[^\s<>\"'`)\]]+")
+_URL = re.compile(r"(?<![\w+.\-])[a-zA-Z][\w+.\-]*://[^\s<>\"'`)\]]+")
 _GITHUB_FILE = re.compile(
     r"https?://github\.com/[\w.\-]+/[\w.\-]+/(?:blob|tree|raw)/[^/\s]+/([^\s#?<>\"'`)\]]+)(?:#L(\d+))?"
 )
-_EMPHASIS = re.compile(r"(?<![\w`])(_{1,2}|\*{1,2})(?=\S)([^\n]*?\s[^\n]*?)(?<=\S)\1(?![\w`])")
+_EMPHASIS = re.compile(r"(?<![\w`])(_{1,2}|\*{1,2})(?=[^\s_*])([^_*\n]+?)(?<=[^\s_*])\1(?![\w`])")
+"""Markdown emphasis (``_very annoying_``, ``**bold**``); only spans holding a space are unwrapped, so
+``__init__`` stays a name. The text between markers holds no ``_``/``*``, which keeps the search linear."""
 
 
 def _prepare_lines(text: str) -> list[str]:
@@ -405,7 +407,7 @@ _GO_LOCATION = re.compile(r"^\s*(?P<path>\S+\.go):" + _NUM + r"(?:\s+\+0x[0-9a-f
 _GO_FUNC = re.compile(r"^[\w./*()\[\]\-~]+$")
 _AT_LOCATION = re.compile(r"^\s*at (?P<path>[^\s()]+?):" + _NUM + r"(?::\d+)?\s*$")
 _JAVA_FRAME = re.compile(r"^\s*at (?P<func>[\w$.<>/\-]+)\((?P<file>[^()]*)\)(?:\s.*)?$")
-_JS_FRAME = re.compile(r"^\s*at (?:async )?(?:new )?(?P<func>.+?) \((?P<path>.+?):" + _NUM + r":\d+\)\s*$")
+_JS_FRAME = re.compile(r"^\s*at (?:async )?(?:new )?(?P<func>[^()]+?) \((?P<path>[^()]+?):" + _NUM + r":\d+\)\s*$")
 _FIREFOX_FRAME = re.compile(r"^\s*(?P<func>[\w$.<>/]*)@(?P<path>\S+?):" + _NUM + r":\d+\s*$")
 _PHP_FRAME = re.compile(r"^\s*#\d+\s+(?P<path>[^\s(\[{]+)\(" + _NUM + r"\):\s+(?P<func>[^\s(]+)\(")
 _PHP_ERROR = re.compile(r"\bin (?P<path>\S+\.(?:php\d?|phtml|inc))(?: on line |:)" + _NUM + r"\b")
@@ -866,7 +868,7 @@ def _collect_paths_and_identifiers(segment: str, source: str, paths: _Collector,
         paths.add((path, number), (path, number), source)
     segment = _URL.sub(" ", segment)
     if source == "prose":
-        segment = _EMPHASIS.sub(lambda m: f" {m.group(2)} ", segment)
+        segment = _EMPHASIS.sub(lambda m: f" {m.group(2)} " if " " in m.group(2) else m.group(0), segment)
     masked = list(segment)
     for match in _PATH.finditer(segment):
         if not _is_known_file(match["path"], match["ext"]):
@@ -881,7 +883,8 @@ def _collect_paths_and_identifiers(segment: str, source: str, paths: _Collector,
         if text[end : end + 1] == "/":
             continue  # a path component
         raw = match.group(0).rstrip("( ")
-        previous = _PREVIOUS_WORD.search(text, 0, match.start()) if source == "prose" else None
+        start = match.start()
+        previous = _PREVIOUS_WORD.search(text, max(0, start - 40), start) if source == "prose" else None
         mid_sentence = previous is not None and (
             previous.group(1).islower() or previous.group(1).lower() in _ENGLISH_WORDS
         )
