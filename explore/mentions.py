@@ -5,9 +5,9 @@ where they land in a snapshot (files and chunks), as features for a ranker.
 comments) line by line:
 
 1. *Lines*: ``\\r\\n``/``\\r`` become ``\\n``; HTML comments (issue-template hints) are dropped; HTML entities are
-   unescaped; markdown quote markers (``> ``) are stripped. Fenced blocks (````` and ``~~~``; an unclosed fence
-   runs to the end, as GitHub renders it) are *code*; in other lines, inline backtick spans are *backtick* and
-   the rest *prose*. Lines inside a stack trace (see :data:`SOURCES`) are *trace*.
+   unescaped; markdown quote markers (``> ``) are stripped. Fenced blocks (three or more backticks or tildes;
+   an unclosed fence runs to the end, as GitHub renders it) are *code*; in other lines, inline backtick spans
+   are *backtick* and the rest *prose*. Lines of a stack trace (see :data:`SOURCES`) are *trace*.
 2. *Frames* ``(path, line, function)`` in the trace formats of the ten languages (:data:`FRAME_FORMATS`):
    Python tracebacks (also IPython and pytest), Go panics (a ``pkg.func(...)`` line followed by its
    ``\\t/path/x.go:12 +0x1d`` line), Rust panics and backtraces (``  3: crate::m::f`` followed by
@@ -28,13 +28,14 @@ comments) line by line:
 4. *Paths*: repo-style file paths with a known extension (``src/foo/bar.py``, ``lib/x.rb``, ``Foo.java``),
    with an optional line suffix (``sessions.py:313``), and the file of GitHub ``blob``/``tree`` links
    (``.../blob/<ref>/pkg/x.py#L12``). Other URLs are ignored.
-5. *Identifiers*: ``a.b.c``, ``a::b``, ``a->b`` and ``A#b`` chains and single names. In backtick spans every
-   name counts; in code and traces, chains, calls (``name(``) and *shaped* names (CamelCase, snake_case); in
-   prose, chains, calls and shaped names only, so plain English words never count. A leading ``self.``,
-   ``this.``, ``cls.``, ``$this->`` is dropped and ``$`` removed. Names whose last component is shorter than
-   :data:`MIN_IDENTIFIER_CHARS`, and names (or chains) made only of stop words (language keywords, common
-   builtins, English function words, placeholder names such as ``foo``/``data``) are dropped, as are domain
-   names (``github.com``). Frame lines and paths are not read for identifiers.
+5. *Identifiers*: ``a.b.c``, ``a::b``, ``a->b``, ``A#b`` and ``A\\b`` chains and single names. In backtick
+   spans every name counts; in code and traces, chains, calls (``name(``) and *shaped* names (CamelCase,
+   snake_case, a leading underscore); in prose, the same plus a capitalised word right after a lower-case word
+   or an English function word (``the Blueprint class``), so plain English words never count. Markdown
+   emphasis (``_very annoying_``) is unwrapped first. A leading ``self.``, ``this.``, ``cls.``, ``$this->`` is
+   dropped and ``$`` removed. Names whose last component is shorter than :data:`MIN_IDENTIFIER_CHARS`, single
+   names in :data:`STOP_WORDS` and chains made only of stop words are dropped, as are domain names
+   (``github.com``). Frame lines and paths are not read for identifiers.
 
 Every list is in order of first occurrence; repeats are merged into one item that counts them and lists
 every source it came from.
@@ -51,7 +52,8 @@ chunks and sums, per file and per chunk, the features of :data:`FEATURE_NAMES`:
   alone. Ties keep every tied file.
 - *Dotted module names* (``xarray.core.dataset.Dataset``): the longest prefix of at least two components that
   is a file's module path (``xarray/core/dataset.py``, ``pkg/__init__.py`` -> ``pkg``, also ``mod.rs`` and
-  ``index.js``/``index.ts``) names that file; the rest (``Dataset``) is looked up among that file's symbols.
+  ``index.js``/``index.ts``) names that file (every file with that module path, whatever its extension); the
+  rest (``Dataset``) is looked up among those files' symbols.
 - *Identifiers* match definition chunks (kinds of :data:`~swe_explore.chunking.treesitter.DEFINITION_KINDS`)
   by symbol: *qualified* when the last two components agree (``Session.request`` ~ ``api.Session.request``;
   chain separators ``.``, ``::``, ``->``, ``#``, ``\\``, ``$`` are all equivalent), else *bare* when only the
@@ -67,8 +69,9 @@ A mention that lands in ``n`` files adds ``1 / n`` to each (and to each of its c
 mention weighs more than an ambiguous one; one that lands in more than ``max_files`` files (default
 :data:`MAX_FILES`) is dropped as too ambiguous and counted in :attr:`ResolvedMentions.counts`.
 
-Extraction is regular-expression work, linear in the text; resolution is dictionary look-ups built once per
-snapshot by :class:`MentionIndex` (base name -> paths, module name -> paths, symbol name -> chunk indices).
+Extraction is regular-expression work, about linear in the text (no pattern backtracks over a whole line;
+about 0.75 ms per 1,000 characters); resolution is dictionary look-ups in tables built once per snapshot by
+:class:`MentionIndex` (base name -> paths, module name -> paths, last symbol component(s) -> chunk indices).
 """
 
 from __future__ import annotations
@@ -78,6 +81,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Generic, TypeVar
 
 from swe_explore.chunking.languages import language_for_path
 from swe_explore.chunking.treesitter import DEFINITION_KINDS
@@ -88,6 +92,7 @@ __all__ = [
     "FEATURE_STRENGTH",
     "FRAME_FORMATS",
     "SOURCES",
+    "STOP_WORDS",
     "ErrorMention",
     "Frame",
     "IssueMentions",
@@ -144,28 +149,29 @@ FEATURE_NAMES: tuple[str, ...] = (
 )
 """The features of :meth:`ResolvedMentions.file_features` and :meth:`ResolvedMentions.chunk_features`, always
 all present (``0.0`` when nothing hit). Each is a sum of mention weights (``1 / n`` for a mention resolving to
-``n`` files), except ``mention_score``.
+``n`` files, see the module docstring), except ``mention_score``. A file-level value counts each mention once,
+however many of the file's chunks it hits.
 
-=======================  ============================================  ============================================
-feature                  chunk ``i``                                   file ``path``
-=======================  ============================================  ============================================
-``frame_line``           frames whose line is inside the chunk         frames whose line is inside one of its chunks
-``frame_function``       frames in the chunk's file whose function is  frames whose function is defined in the file
-                         the chunk's definition name
-``frame_file``           frames resolved to the chunk's file           frames resolved to the file
-``path_line``            path mentions with a line inside the chunk    path mentions with a line inside one of its
-                                                                       chunks
-``path_file``            path mentions resolved to the chunk's file    path mentions resolved to the file
-``module_file``          dotted module names of the chunk's file       dotted module names of the file
-``frame_symbol``         unresolved frames whose qualified function    the same, per file
-                         matches the chunk's symbol
-``identifier_qualified`` identifiers matching the chunk's symbol by    identifiers matching one of its chunks so
-                         two components (or module + symbol)
-``identifier_bare``      identifiers (without a qualified match)       identifiers matching one of its chunks so
-                         whose last component is the definition name
-``mention_score``        the largest :data:`FEATURE_STRENGTH` among    the same, over the file's features
-                         the chunk's nonzero features
-=======================  ============================================  ============================================
+========================  ==============================================  ==============================================
+feature                   chunk ``i``                                     file ``path``
+========================  ==============================================  ==============================================
+``frame_line``            frames whose line is inside the chunk           frames whose line is inside one of its chunks
+``frame_function``        frames in the chunk's file whose function is    frames whose function is defined in the file
+                          the chunk's definition name
+``frame_file``            frames resolved to the chunk's file             frames resolved to the file
+``path_line``             path mentions whose line is inside the chunk    path mentions whose line is inside one of its
+                                                                          chunks
+``path_file``             path mentions resolved to the chunk's file      path mentions resolved to the file
+``module_file``           dotted module names of the chunk's file         dotted module names of the file
+``frame_symbol``          frames without a resolved path whose function   such frames hitting one of its chunks
+                          matches the chunk's symbol by two components
+``identifier_qualified``  identifiers matching the chunk's symbol by two  such identifiers hitting one of its chunks
+                          components (or module + symbol)
+``identifier_bare``       identifiers without a qualified match whose     such identifiers hitting one of its chunks
+                          last component is the definition's name
+``mention_score``         the largest :data:`FEATURE_STRENGTH` among the  the same over the file's features
+                          chunk's nonzero features
+========================  ==============================================  ==============================================
 """
 
 FEATURE_STRENGTH: Mapping[str, float] = MappingProxyType(
@@ -185,6 +191,7 @@ FEATURE_STRENGTH: Mapping[str, float] = MappingProxyType(
 inside the chunk > a frame naming the chunk's function > a frame in the file > a path mention > a qualified
 identifier > a bare identifier."""
 
+_T = TypeVar("_T")
 _FILE_KINDS = ("frame_file", "path_file", "module_file")
 """Features that belong to a whole file: every chunk of the file inherits them."""
 
@@ -427,6 +434,7 @@ _RUST_HEADER = re.compile(
 )
 _RUST_PANIC = re.compile(r"panicked at (?:'(?P<msg>.*)', )?(?P<path>[^\s']+?):" + _NUM + r":\d+:?")
 _RUST_ARROW = re.compile(r"^\s*-->\s*(?P<path>\S+?):" + _NUM + r":\d+\s*$")
+_URL_PREFIX = re.compile(r"^[A-Za-z][\w+.\-]*://[^/]*")
 _MSVC_DIAGNOSTIC = re.compile(
     r"^\s*(?P<path>[^\s(:][^(:]*?\.[A-Za-z][\w+]*)\(" + _NUM + r"(?:,\d+)?\)\s*:\s*(?:fatal )?(?:error|warning)"
 )
@@ -436,11 +444,12 @@ _DIAGNOSTIC = re.compile(
 
 
 def _normalize_path(path: str) -> str:
-    """A path as written, with ``/`` separators and no URL scheme, ``./`` prefix or query suffix."""
+    """A path as written, with ``/`` separators and no URL scheme and host (``file://``, ``http://host:8080``),
+    ``./`` prefix or query suffix."""
     path = path.strip().strip("\"'")
-    for prefix in ("webpack-internal:///", "webpack:///", "file://"):
+    for prefix in ("webpack-internal:///", "webpack:///"):
         path = path.removeprefix(prefix)
-    path = path.replace("\\", "/").split("?", 1)[0]
+    path = _URL_PREFIX.sub("", path).replace("\\", "/").split("?", 1)[0]
     while path.startswith("./"):
         path = path[2:]
     return path
@@ -653,7 +662,9 @@ def _trace_context(n_lines: int, frame_lines: Iterable[int], is_fence: Sequence[
 
 # -- errors ------------------------------------------------------------------------------------------------
 
-_EXCEPTION_NAME = r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Fault|Failure)"
+_EXCEPTION_NAME = (
+    r"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Fault|Failure)|Error|Exception)"
+)
 _JAVA_ERROR = re.compile(
     r"^\s*(?:Exception in thread \"[^\"]*\"\s+|Caused by:\s+)(?P<type>[\w$.]+)(?::\s*(?P<msg>.*))?$"
 )
@@ -750,6 +761,7 @@ def _identifier(raw: str, source: str, is_call: bool, mid_sentence: bool = False
     :param mid_sentence: prose only: whether a lower-case word or an English function word (``The``) directly
         precedes it, so a capitalised name such as ``Blueprint`` reads as a class name rather than a sentence's
         first word or a title-case heading (``System Information``).
+    :return: the identifier, or ``""``.
     """
     text = raw.replace("$", "")
     text = _SELF_PREFIX.sub("", text)
@@ -771,24 +783,25 @@ def _identifier(raw: str, source: str, is_call: bool, mid_sentence: bool = False
     return ""
 
 
-class _Collector:
-    """Ordered, de-duplicating accumulator of (key -> payload, sources, count)."""
+class _Collector(Generic[_T]):
+    """Ordered, de-duplicating accumulator: payload (the key) -> sources and count."""
 
     def __init__(self) -> None:
-        self.items: dict[object, tuple[object, set[str], list[int]]] = {}
+        self.items: dict[_T, tuple[set[str], list[int]]] = {}
 
-    def add(self, key: object, payload: object, source: str) -> None:
-        item = self.items.get(key)
+    def add(self, payload: _T, source: str) -> None:
+        item = self.items.get(payload)
         if item is None:
-            self.items[key] = (payload, {source}, [1])
+            self.items[payload] = ({source}, [1])
         else:
-            item[1].add(source)
-            item[2][0] += 1
+            item[0].add(source)
+            item[1][0] += 1
 
-    def entries(self) -> list[tuple[object, tuple[str, ...], int]]:
+    def entries(self) -> list[tuple[_T, tuple[str, ...], int]]:
+        """``(payload, sources in SOURCES order, count)`` in order of first occurrence."""
         return [
             (payload, tuple(s for s in SOURCES if s in sources), count[0])
-            for payload, sources, count in self.items.values()
+            for payload, (sources, count) in self.items.items()
         ]
 
 
@@ -824,7 +837,9 @@ def extract_mentions(text: str) -> IssueMentions:
         frames.setdefault(frame.location, frame)
 
     python_frame_lines = {i for i, f in found if f.format == "python"}
-    errors, paths, identifiers = _Collector(), _Collector(), _Collector()
+    errors: _Collector[tuple[str, str]] = _Collector()
+    paths: _Collector[tuple[str, int | None]] = _Collector()
+    identifiers: _Collector[str] = _Collector()
     after_python = False  # inside a Python traceback, before its exception line
     for i, line in enumerate(lines):
         if is_fence[i] or not line.strip():
@@ -835,7 +850,7 @@ def extract_mentions(text: str) -> IssueMentions:
         next_line = next((x for x in lines[i + 1 : i + 3] if x.strip()), "")
         for kind, message in _line_errors(line, next_line, last_line_of_trace):
             source = "trace" if context[i] else ("code_block" if in_code[i] else _segment_source(line, kind))
-            errors.add((kind, message), (kind, message), source)
+            errors.add((kind, message), source)
         if last_line_of_trace:
             after_python = False
         if i in scanner.frame_lines:
@@ -846,9 +861,9 @@ def extract_mentions(text: str) -> IssueMentions:
 
     return IssueMentions(
         frames=tuple(frames.values()),
-        identifiers=tuple(Mention(str(p), s, c) for p, s, c in identifiers.entries()),
-        paths=tuple(Mention(p[0], s, c, p[1]) for p, s, c in paths.entries()),  # type: ignore[index]
-        errors=tuple(ErrorMention(p[0], p[1], s, c) for p, s, c in errors.entries()),  # type: ignore[index]
+        identifiers=tuple(Mention(name, s, c) for name, s, c in identifiers.entries()),
+        paths=tuple(Mention(path, s, c, number) for (path, number), s, c in paths.entries()),
+        errors=tuple(ErrorMention(kind, message, s, c) for (kind, message), s, c in errors.entries()),
     )
 
 
@@ -860,12 +875,14 @@ def _segment_source(line: str, error_type: str) -> str:
     return "prose"
 
 
-def _collect_paths_and_identifiers(segment: str, source: str, paths: _Collector, identifiers: _Collector) -> None:
+def _collect_paths_and_identifiers(
+    segment: str, source: str, paths: _Collector[tuple[str, int | None]], identifiers: _Collector[str]
+) -> None:
     """Add the paths (GitHub links first, then plain paths) and identifiers of one segment."""
     for match in _GITHUB_FILE.finditer(segment):
         path = _normalize_path(match.group(1))
         number = int(match.group(2)) if match.group(2) else None
-        paths.add((path, number), (path, number), source)
+        paths.add((path, number), source)
     segment = _URL.sub(" ", segment)
     if source == "prose":
         segment = _EMPHASIS.sub(lambda m: f" {m.group(2)} " if " " in m.group(2) else m.group(0), segment)
@@ -875,7 +892,7 @@ def _collect_paths_and_identifiers(segment: str, source: str, paths: _Collector,
             continue
         path = _normalize_path(match["path"])
         number = int(match["line"]) if match["line"] else None
-        paths.add((path, number), (path, number), source)
+        paths.add((path, number), source)
         masked[match.start() : match.end()] = " " * (match.end() - match.start())
     text = "".join(masked)
     for match in _CHAIN.finditer(text):
@@ -890,7 +907,7 @@ def _collect_paths_and_identifiers(segment: str, source: str, paths: _Collector,
         )
         name = _identifier(raw, source, bool(match["call"]), mid_sentence)
         if name:
-            identifiers.add(name, name, source)
+            identifiers.add(name, source)
 
 
 # -- resolution --------------------------------------------------------------------------------------------
@@ -1022,6 +1039,7 @@ class ResolvedMentions:
 
 
 def _with_score(values: Mapping[str, float]) -> dict[str, float]:
+    """All :data:`FEATURE_NAMES` with ``values`` filled in and ``mention_score`` computed."""
     out = {name: 0.0 for name in FEATURE_NAMES}
     score = 0.0
     for kind, value in values.items():

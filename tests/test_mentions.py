@@ -189,9 +189,9 @@ Firefox: `total@http://localhost:8080/src/cart.js:12:5`"""
 
 
 def test_firefox_frame_on_its_own_line() -> None:
-    """Firefox/Safari frames are `function@url:line:column`."""
+    """Firefox/Safari frames are `function@url:line:column`; the URL's scheme and host are dropped."""
     assert _frames("total@http://localhost:8080/src/cart.js:12:5\n@debugger eval code:1:1") == [
-        ("http://localhost:8080/src/cart.js", 12, "total")
+        ("/src/cart.js", 12, "total")
     ]
 
 
@@ -355,6 +355,19 @@ def test_paths_with_line_suffixes_and_github_links() -> None:
         ("src/shop/tax.py", 17, "prose"),
         ("Checkout.java", None, "prose"),
     ]
+
+
+def test_prose_headings_emphasis_and_capitalised_names() -> None:
+    """Title-case headings and emphasised words are not names; a capitalised word after a lower-case or
+    function word is; dunder names survive emphasis unwrapping; a bare `Error:` line is an error."""
+    text = (
+        "### System Information\n_No response_\n"
+        "The __init__ of the Blueprint calls Session.send (see the Python docs), **not Cart**.\n"
+        "Error: Cannot find module './cart'"
+    )
+    mentions = extract_mentions(text)
+    assert [m.text for m in mentions.identifiers] == ["__init__", "Blueprint", "Session.send", "Cart"]
+    assert [e.text for e in mentions.errors] == ["Error: Cannot find module './cart'"]
 
 
 def test_stop_words_and_short_names_are_dropped() -> None:
