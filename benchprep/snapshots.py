@@ -141,10 +141,13 @@ class MaterializeReport:
         )
 
 
-def _git(git_dir: Path, *args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+def _git(
+    git_dir: Path, *args: str, env: Mapping[str, str] | None = None, input: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
     """Run one git command against a bare repository; raise :class:`SnapshotError` with git's message on failure."""
     cmd = ["git", *_GIT_CONFIG, f"--git-dir={git_dir}", *args]
-    proc = subprocess.run(cmd, capture_output=True, env=None if env is None else {**os.environ, **env}, check=False)
+    proc = subprocess.run(cmd, capture_output=True, env=None if env is None else {**os.environ, **env}, check=False,
+                          input=input)
     if proc.returncode != 0:
         lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         command = next((a for a in args if not a.startswith("--")), "")
@@ -254,13 +257,16 @@ def export_commit(git_dir: str | Path, task: SnapshotTask, repos: str | Path) ->
         tree.mkdir()
         env = {"GIT_INDEX_FILE": str(staging / "index"), "GIT_LFS_SKIP_SMUDGE": "1"}
         _git(git_dir, f"--work-tree={tree}", "read-tree", f"{task.base_commit}^{{commit}}", env=env)
+        missing = _drop_missing_blobs(git_dir, env)
         _git(git_dir, f"--work-tree={tree}", "checkout-index", "--all", "--force", env=env)
-        marker = {
+        marker: dict[str, Any] = {
             "repo": task.repo,
             "base_commit": task.base_commit,
             "instance_id": task.instance_id,
             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }
+        if missing:
+            marker["missing_files"] = missing
         (tree / SNAPSHOT_MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
         try:
             os.rename(tree, target)  # atomic; fails rather than replace a directory that appeared meanwhile
@@ -269,6 +275,36 @@ def export_commit(git_dir: str | Path, task: SnapshotTask, repos: str | Path) ->
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def _drop_missing_blobs(git_dir: Path, env: Mapping[str, str]) -> list[str]:
+    """Remove from the temporary index the files whose blobs the mirror lacks, so the checkout can proceed.
+
+    Partial mirrors (such as those fetched without the blobs of 4 MiB and more) miss a few large data files;
+    the snapshot is written without them and the marker lists them (``missing_files``), so nothing is lost
+    silently.
+
+    :param git_dir: the bare mirror.
+    :param env: the git environment naming the temporary index.
+    :return: the repo-relative paths removed (sorted).
+    """
+    listing = _git(git_dir, "ls-files", "-s", "-z", env=env).stdout.split(b"\0")
+    entries = []
+    for entry in listing:
+        if not entry:
+            continue
+        meta, _, path = entry.partition(b"\t")
+        mode, sha, _stage = meta.split()
+        if mode != b"160000":  # submodule entries have no blob
+            entries.append((sha, path))
+    if not entries:
+        return []
+    check = subprocess.run(["git", f"--git-dir={git_dir}", "cat-file", "--batch-check"],
+                           input=b"".join(sha + b"\n" for sha, _ in entries), capture_output=True, check=True)
+    missing = [path for (sha, path), line in zip(entries, check.stdout.splitlines()) if line.endswith(b" missing")]
+    if missing:
+        _git(git_dir, "update-index", "--force-remove", "-z", "--stdin", env=env, input=b"\0".join(missing) + b"\0")
+    return sorted(p.decode("utf-8", "surrogateescape") for p in missing)
 
 
 def _git_commit_missing(git_dir: Path, commit: str) -> bool:

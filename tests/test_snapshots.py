@@ -15,6 +15,7 @@ from swe_explore.benchprep.snapshots import (
     SNAPSHOT_MARKER,
     TMP_DIR,
     SnapshotTask,
+    export_commit,
     check_snapshot,
     find_mirror,
     materialize,
@@ -211,3 +212,22 @@ def test_prepare_with_mirrors_makes_the_snapshots(mirror: dict, tmp_path: Path) 
     assert (report["snapshots"]["made"], report["snapshots"]["failed"]) == (1, 0)
     assert "found_elsewhere" not in report["snapshots"]
     assert (repos / "acme__demo-1" / "pkg" / "a.py").read_text() == "x = 1\ny = 2\n"
+
+
+def test_blobs_missing_from_the_mirror_are_left_out_and_listed(tmp_path: Path) -> None:
+    """A mirror without one file's blob (partial mirrors omit large files) still gives a snapshot: the file is
+    absent and the marker lists it under ``missing_files``."""
+    repo = tmp_path / "src"
+    repo.mkdir()
+    (repo / "a.py").write_text("x = 1\n")
+    (repo / "big.dat").write_text("data\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    blob = subprocess.run([*git, "rev-parse", "HEAD:big.dat"], capture_output=True, text=True, check=True).stdout
+    (repo / ".git" / "objects" / blob[:2] / blob.strip()[2:]).unlink()  # loose object of the new repo
+    target = export_commit(repo / ".git", SnapshotTask("o__r-1", "o/r", head), tmp_path / "repos")
+    assert sorted(p.name for p in target.iterdir()) == [".swe-explore-snapshot.json", "a.py"]
+    assert read_marker(target)["missing_files"] == ["big.dat"]
