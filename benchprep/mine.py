@@ -221,8 +221,20 @@ _TRAILER_SHAPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*:\s+\S")
 _CHERRY_PICK = re.compile(r"^\(cherry picked from commit [0-9a-f]{7,40}\)$")
 
 TEST_DIRS: frozenset[str] = frozenset(
-    {"test", "tests", "__tests__", "__test__", "spec", "specs", "testing", "testdata", "test_data", "test-data",
-     "__mocks__", "e2e"}
+    {
+        "test",
+        "tests",
+        "__tests__",
+        "__test__",
+        "spec",
+        "specs",
+        "testing",
+        "testdata",
+        "test_data",
+        "test-data",
+        "__mocks__",
+        "e2e",
+    }
 )
 """Directory names (at any depth) whose files are tests or test data."""
 
@@ -236,8 +248,13 @@ _TEST_STEM = re.compile(
 )
 """Test file names, matched against the file name without its last extension (``x.test`` for ``x.test.ts``)."""
 
-VENDOR_DIRS: frozenset[str] = DEFAULT_EXCLUDE_DIRS | {"third_party", "third-party", "thirdparty", "generated",
-                                                     "__generated__"}
+VENDOR_DIRS: frozenset[str] = DEFAULT_EXCLUDE_DIRS | {
+    "third_party",
+    "third-party",
+    "thirdparty",
+    "generated",
+    "__generated__",
+}
 """Directory names (at any depth) of vendored or generated code: the snapshot walker's excluded directories
 (:data:`chunking.walk.DEFAULT_EXCLUDE_DIRS`, plus ``*.egg-info``) and third-party/generated folders."""
 
@@ -881,9 +898,17 @@ class Miner:
             raise Rejected("non_utf8_diff") from None
         except DiffError:
             raise Rejected("malformed_diff") from None
-        status_reason = {"binary": "binary_file", "mode_only": "mode_only_change", "symlink": "symlink",
-                         "submodule": "submodule", "empty": "no_text_change", "added": "added_file",
-                         "deleted": "deleted_file", "renamed": "renamed_file", "copied": "copied_file"}
+        status_reason = {
+            "binary": "binary_file",
+            "mode_only": "mode_only_change",
+            "symlink": "symlink",
+            "submodule": "submodule",
+            "empty": "no_text_change",
+            "added": "added_file",
+            "deleted": "deleted_file",
+            "renamed": "renamed_file",
+            "copied": "copied_file",
+        }
         for f in diff.files:
             if f.status != "modified":
                 raise Rejected(status_reason[f.status])

@@ -146,8 +146,9 @@ def _git(
 ) -> subprocess.CompletedProcess[bytes]:
     """Run one git command against a bare repository; raise :class:`SnapshotError` with git's message on failure."""
     cmd = ["git", *_GIT_CONFIG, f"--git-dir={git_dir}", *args]
-    proc = subprocess.run(cmd, capture_output=True, env=None if env is None else {**os.environ, **env}, check=False,
-                          input=input)
+    proc = subprocess.run(
+        cmd, capture_output=True, env=None if env is None else {**os.environ, **env}, check=False, input=input
+    )
     if proc.returncode != 0:
         lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         command = next((a for a in args if not a.startswith("--")), "")
@@ -299,8 +300,12 @@ def _drop_missing_blobs(git_dir: Path, env: Mapping[str, str]) -> list[str]:
             entries.append((sha, path))
     if not entries:
         return []
-    check = subprocess.run(["git", f"--git-dir={git_dir}", "cat-file", "--batch-check"],
-                           input=b"".join(sha + b"\n" for sha, _ in entries), capture_output=True, check=True)
+    check = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "cat-file", "--batch-check"],
+        input=b"".join(sha + b"\n" for sha, _ in entries),
+        capture_output=True,
+        check=True,
+    )
     missing = [path for (sha, path), line in zip(entries, check.stdout.splitlines()) if line.endswith(b" missing")]
     if missing:
         _git(git_dir, "update-index", "--force-remove", "-z", "--stdin", env=env, input=b"\0".join(missing) + b"\0")

@@ -15,8 +15,15 @@ from swe_explore import MINI_BENCH, MINI_REPOS
 
 #: The metrics the scripts print by default (all 17 with ``evaluate.py --metrics all``).
 MAIN_METRICS = [
-    "hit_file_rate", "hit_region_rate", "ndcg_at_500", "recall_at_500", "context_efficiency",
-    "precision", "recall", "f1_score", "first_useful_hit",
+    "hit_file_rate",
+    "hit_region_rate",
+    "ndcg_at_500",
+    "recall_at_500",
+    "context_efficiency",
+    "precision",
+    "recall",
+    "f1_score",
+    "first_useful_hit",
 ]
 
 
@@ -37,16 +44,28 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     :param parser: the script's parser.
     """
     parser.add_argument("--bench", type=Path, default=MINI_BENCH, help="bench JSONL (default: the mini bench)")
-    parser.add_argument("--repos", type=Path, default=None,
-                        help="snapshots, one per instance_id: <repos>/<instance_id> or the record's repo_dir "
-                             "(default: the mini bench's, with the mini bench)")
-    parser.add_argument("--shared-snapshots", action="store_true",
-                        help="also accept folders shared by several instances (<repos>/<name>, <repos>/<org>__<name>, "
-                             "..., as the reference runner does); off by default: such a folder is at another "
-                             "instance's commit")
-    parser.add_argument("--issue-map", type=Path, default=None, metavar="FILE",
-                        help="JSON {instance_id: issue text}; its texts replace the bench's problem_statement "
-                             "(for rows of the public release, which have none)")
+    parser.add_argument(
+        "--repos",
+        type=Path,
+        default=None,
+        help="snapshots, one per instance_id: <repos>/<instance_id> or the record's repo_dir "
+        "(default: the mini bench's, with the mini bench)",
+    )
+    parser.add_argument(
+        "--shared-snapshots",
+        action="store_true",
+        help="also accept folders shared by several instances (<repos>/<name>, <repos>/<org>__<name>, "
+        "..., as the reference runner does); off by default: such a folder is at another "
+        "instance's commit",
+    )
+    parser.add_argument(
+        "--issue-map",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="JSON {instance_id: issue text}; its texts replace the bench's problem_statement "
+        "(for rows of the public release, which have none)",
+    )
 
 
 def load_bench_args(

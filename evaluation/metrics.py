@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from swe_explore.chunking.types import Region
 
@@ -240,7 +240,9 @@ class _Instance:
     visited: set[str]  # V
 
 
-def _resolve_all(regions: Iterable[Region | Mapping[str, Any]], counts: Mapping[str, int]) -> tuple[list[Region], list[_Lines | None]]:
+def _resolve_all(
+    regions: Iterable[Region | Mapping[str, Any]], counts: Mapping[str, int]
+) -> tuple[list[Region], list[_Lines | None]]:
     triples = [Region.from_json(r) for r in regions]
     return triples, [resolve_interval(p, s, e, counts) for p, s, e in triples]
 
@@ -452,7 +454,7 @@ _METRICS: dict[str, Callable[[_Instance], float]] = {
 
 Preds = Iterable[Region | Mapping[str, Any]]
 GroundTruth = Mapping[str, Any]
-LineCounts = Optional[Mapping[str, int]]
+LineCounts = Mapping[str, int] | None
 
 
 def evaluate_instance(

@@ -19,16 +19,16 @@ import csv
 import hashlib
 import json
 from collections import Counter
-from dataclasses import dataclass, field
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from swe_explore.chunking.types import Region
 from swe_explore.evaluation.bench import BenchRecord, check_snapshot, find_snapshot, repo_from_instance_id
 from swe_explore.evaluation.line_counts import file_line_counts
-from swe_explore.chunking.types import Region
 from swe_explore.evaluation.metrics import METRIC_NAMES, evaluate_instance, zero_metrics
 from swe_explore.evaluation.paths import in_snapshot, normalize_path
 
@@ -294,26 +294,36 @@ class Coverage:
 
         out = []
         if self.no_snapshot:
-            out.append(f"{len(self.no_snapshot)} of {self.bench} bench instances have no snapshot (excluded from "
-                       f"the means): {some(self.no_snapshot)}")
+            out.append(
+                f"{len(self.no_snapshot)} of {self.bench} bench instances have no snapshot (excluded from "
+                f"the means): {some(self.no_snapshot)}"
+            )
         if self.no_row:
-            out.append(f"{len(self.no_row)} of {self.scored} scored instances have no result row (scored 0): "
-                       f"{some(self.no_row)}")
+            out.append(
+                f"{len(self.no_row)} of {self.scored} scored instances have no result row (scored 0): "
+                f"{some(self.no_row)}"
+            )
         if self.failed:
             out.append(f"{len(self.failed)} of {self.scored} scored instances failed (scored 0): {some(self.failed)}")
         if self.paths_not_in_snapshot:
             n = sum(len(v) for v in self.paths_not_in_snapshot.values())
             first = next(iter(self.paths_not_in_snapshot.items()))
-            out.append(f"{n} predicted region(s) in {len(self.paths_not_in_snapshot)} instance(s) name files that "
-                       f"are not in the snapshot (scored as misses), e.g. {first[0]}: {first[1][0]!r}")
+            out.append(
+                f"{n} predicted region(s) in {len(self.paths_not_in_snapshot)} instance(s) name files that "
+                f"are not in the snapshot (scored as misses), e.g. {first[0]}: {first[1][0]!r}"
+            )
         if self.rows_over_k:
             out.append(f"{self.rows_over_k} row(s) hold more than k regions and were scored on their first k")
         return out
 
     def summary_line(self) -> str:
         """``"scored 21 of 23 bench instances (..)"``: the counts in one line."""
-        parts = [f"{len(self.no_snapshot)} without snapshot", f"{len(self.no_row)} without result row",
-                 f"{len(self.failed)} failed", f"{self.commits_checked} snapshot commits checked"]
+        parts = [
+            f"{len(self.no_snapshot)} without snapshot",
+            f"{len(self.no_row)} without result row",
+            f"{len(self.failed)} failed",
+            f"{self.commits_checked} snapshot commits checked",
+        ]
         return f"scored {self.scored} of {self.bench} bench instances ({', '.join(parts)})"
 
 
@@ -421,9 +431,7 @@ def mean_metrics(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str] = MET
     return {m: (totals[m] / count if count else 0.0) for m in metrics}
 
 
-def summarize(
-    rows: Sequence[Mapping[str, Any]], records: Sequence[BenchRecord] | None = None
-) -> dict[str, Any]:
+def summarize(rows: Sequence[Mapping[str, Any]], records: Sequence[BenchRecord] | None = None) -> dict[str, Any]:
     """Aggregate scored rows: overall means, outcome counts, and per-repo means.
 
     :param rows: scored rows (every row counts, whatever its outcome: failures are already scored 0).
@@ -447,9 +455,7 @@ def summarize(
     }
 
 
-def instance_metrics(
-    rows: Iterable[Mapping[str, Any]], metrics: Sequence[str] = METRIC_NAMES
-) -> list[dict[str, Any]]:
+def instance_metrics(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str] = METRIC_NAMES) -> list[dict[str, Any]]:
     """The per-instance metric rows of scored rows, without regions: what means and statistical tests are made of.
 
     :param rows: scored rows (:func:`evaluate_rows`); a missing metric counts as 0.0.

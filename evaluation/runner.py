@@ -9,9 +9,10 @@ import contextlib
 import logging
 import os
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from tqdm import tqdm
 
@@ -63,8 +64,9 @@ class ConfigMismatchError(ValueError):
     """
 
     def __init__(self, path: Path, instance_id: str) -> None:
-        super().__init__(f"{path} holds rows of another explorer config (e.g. {instance_id}); "
-                         "use another --out or --overwrite")
+        super().__init__(
+            f"{path} holds rows of another explorer config (e.g. {instance_id}); use another --out or --overwrite"
+        )
 
 
 class ConcurrentRunError(RuntimeError):
@@ -209,8 +211,16 @@ def _run_locked(
             if outcome == OUTCOME_SUCCESS:
                 counts = file_line_counts(record.ground_truth, snapshot)
                 metrics = evaluate_instance(regions, record.ground_truth, counts)
-            row = make_row(record.instance_id, explorer.name, regions, metrics, outcome=outcome, error=error,
-                           repo_revision=commit, explorer_config=config)
+            row = make_row(
+                record.instance_id,
+                explorer.name,
+                regions,
+                metrics,
+                outcome=outcome,
+                error=error,
+                repo_revision=commit,
+                explorer_config=config,
+            )
             row["snapshot"] = str(snapshot)
             row["seconds"] = round(seconds, 4)
             writer.write(row)

@@ -19,10 +19,10 @@ from typing import Any
 from swe_explore.chunking.registry import make_chunker
 from swe_explore.chunking.types import Chunk, Region
 from swe_explore.chunking.walk import WalkConfig
-from swe_explore.explore.reference import REFERENCE_EXPLORERS
-from swe_explore.indexes.build import BuildReport, LoadedIndex, ensure_index, open_index
 from swe_explore.explore.packing import PackConfig, pack
 from swe_explore.explore.priors import RankPriors, apply_priors
+from swe_explore.explore.reference import REFERENCE_EXPLORERS
+from swe_explore.indexes.build import BuildReport, LoadedIndex, ensure_index, open_index
 from swe_explore.retrievers.registry import RETRIEVERS, make_retriever
 
 #: Environment variable that overrides the default index store.
@@ -44,6 +44,8 @@ def default_store() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("swe-explore-baselines", appauthor=False)) / "indexes"
+
+
 #: Retrievers that take a ``model`` option.
 EMBEDDING_RETRIEVERS = ("potion", "faiss", "hybrid")
 
@@ -145,8 +147,7 @@ class IndexedExplorer:
         key = (Path(snapshot_dir).resolve(), snapshot_name)
         if self._loaded is None or self._loaded[:2] != key:
             self.index(snapshot_dir, snapshot_name)
-            index = open_index(snapshot_dir, self.store, self._chunker, self._new_retriever(), self.walk,
-                               snapshot_name)
+            index = open_index(snapshot_dir, self.store, self._chunker, self._new_retriever(), self.walk, snapshot_name)
             self._loaded = (*key, index)
         return self._loaded[2]
 
@@ -260,6 +261,14 @@ def make_explorer(
     if model is not None and name in EMBEDDING_RETRIEVERS:
         options["model"] = model
     return IndexedExplorer(
-        name, chunker, dict(chunker_options or {}), options, pack, priors or RankPriors(), Path(store) if store is not None else default_store(), WalkConfig(),
-        top_n, rebuild,
+        name,
+        chunker,
+        dict(chunker_options or {}),
+        options,
+        pack,
+        priors or RankPriors(),
+        Path(store) if store is not None else default_store(),
+        WalkConfig(),
+        top_n,
+        rebuild,
     )

@@ -74,8 +74,18 @@ FEATURE_GROUPS: Mapping[str, tuple[str, ...]] = {
     "mentions": (*MENTION_FEATURES, "file_mention_score"),
     "graph": tuple(f"graph_{f}" for f in GRAPH_FEATURES),
     "structure": (
-        "log_lines", *(f"kind_{k}" for k in KINDS), "rel_position", "log_file_lines", "is_test", "is_text",
-        "is_aux", "path_depth", "symbol_overlap", "path_overlap", "log_query_words", "query_has_trace",
+        "log_lines",
+        *(f"kind_{k}" for k in KINDS),
+        "rel_position",
+        "log_file_lines",
+        "is_test",
+        "is_text",
+        "is_aux",
+        "path_depth",
+        "symbol_overlap",
+        "path_overlap",
+        "log_query_words",
+        "query_has_trace",
     ),
 }
 """Feature groups, each a tuple of feature names (module docstring)."""
@@ -229,9 +239,7 @@ class _Retrieval:
         ]
 
 
-def candidate_features(
-    query: str, index: SnapshotIndex, config: CandidateConfig, names: Sequence[str]
-) -> Candidates:
+def candidate_features(query: str, index: SnapshotIndex, config: CandidateConfig, names: Sequence[str]) -> Candidates:
     """Gather the candidates of a query and compute the named features for each.
 
     :param query: the issue text.
@@ -252,16 +260,21 @@ def candidate_features(
     chunk_file = np.fromiter((file_id[c.path] for c in chunks), dtype=np.int64, count=n_chunks)
     wanted = [r for r in (*LEXICAL_RETRIEVERS, *DENSE_RETRIEVERS) if any(n.startswith(f"{r}_") for n in names)]
     if not query.strip() or n_chunks == 0:
-        return Candidates(np.zeros(0, dtype=np.int64), np.zeros((0, len(names)), dtype=np.float32), tuple(names),
-                          np.zeros(0, dtype=np.uint8))
+        return Candidates(
+            np.zeros(0, dtype=np.int64),
+            np.zeros((0, len(names)), dtype=np.float32),
+            tuple(names),
+            np.zeros(0, dtype=np.uint8),
+        )
     retrieval: dict[str, _Retrieval] = {}
     for name in dict.fromkeys(["bm25", *wanted]):
         if name not in index.retrievers:
             raise ValueError(f"the features need a {name!r} index, which this snapshot's index lacks")
         retrieval[name] = _Retrieval(index.retrievers[name].scores(query), chunk_file, len(paths))
     bm25 = retrieval["bm25"]
-    priors_hits = apply_priors(query, chunks, [Hit(i, float(bm25.scores[i])) for i in bm25.top(config.top_n)],
-                               RankPriors())
+    priors_hits = apply_priors(
+        query, chunks, [Hit(i, float(bm25.scores[i])) for i in bm25.top(config.top_n)], RankPriors()
+    )
 
     source: dict[int, int] = {}
 
@@ -290,8 +303,7 @@ def candidate_features(
             for i in resolved.chunks_hit():
                 seeds.setdefault(i, 1.0)
         if seeds:
-            reached = expand(index.graph, seeds, hops=config.graph_hops,
-                             max_nodes=config.graph_max_nodes + len(seeds))
+            reached = expand(index.graph, seeds, hops=config.graph_hops, max_nodes=config.graph_max_nodes + len(seeds))
         if config.graph:
             add(reached, FROM_GRAPH)
     ids = np.fromiter(source, dtype=np.int64, count=len(source))
@@ -303,8 +315,9 @@ def candidate_features(
     top_prior = priors_hits[0].score if priors_hits and priors_hits[0].score > 0 else 1.0
     prior_score = {h.index: h.score / top_prior for h in priors_hits}
     columns["priors_rel"] = np.array([prior_score.get(int(i), 0.0) for i in ids])
-    columns["priors_log_rank"] = np.array([math.log2(priors_rank[int(i)] + 1) if int(i) in priors_rank else np.nan
-                                           for i in ids])
+    columns["priors_log_rank"] = np.array(
+        [math.log2(priors_rank[int(i)] + 1) if int(i) in priors_rank else np.nan for i in ids]
+    )
     if resolved is not None:
         rows = [resolved.chunk_features(int(i)) for i in ids]
         for fname in MENTION_FEATURES:
@@ -313,8 +326,11 @@ def candidate_features(
             [resolved.file_features(chunks[int(i)].path)["mention_score"] for i in ids]
         )
     if any(n.startswith("graph_") for n in names):
-        gf = graph_features(index.graph, {int(i): reached[int(i)] for i in ids if int(i) in reached}) if (
-            index.graph is not None) else {}
+        gf = (
+            graph_features(index.graph, {int(i): reached[int(i)] for i in ids if int(i) in reached})
+            if (index.graph is not None)
+            else {}
+        )
         for fname in GRAPH_FEATURES:
             columns[f"graph_{fname}"] = np.array([gf.get(int(i), {}).get(fname, np.nan) for i in ids])
     if any(n in FEATURE_GROUPS["structure"] for n in names):

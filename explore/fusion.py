@@ -103,10 +103,15 @@ class FusionExplorer:
             else:
                 self.candidates = CandidateConfig(mentions=False, graph=False)
         features = self._model.features if self._model is not None else ()
-        self._retriever_names = list(self.retrievers or ["bm25", "tfidf"] + [
-            r for r in DENSE_RETRIEVERS if any(f.startswith(f"{r}_") for f in features)])
-        self._graph = self.graph if self.graph is not None else (
-            self.candidates.graph or any(f.startswith("graph_") for f in features))
+        self._retriever_names = list(
+            self.retrievers
+            or ["bm25", "tfidf"] + [r for r in DENSE_RETRIEVERS if any(f.startswith(f"{r}_") for f in features)]
+        )
+        self._graph = (
+            self.graph
+            if self.graph is not None
+            else (self.candidates.graph or any(f.startswith("graph_") for f in features))
+        )
         self._chunker = make_chunker(self.chunker)
         self._loaded: tuple[Path, str | None, SnapshotIndex] | None = None
 
@@ -128,8 +133,9 @@ class FusionExplorer:
         assert self.candidates is not None
         return {
             "ranker": self.ranker,
-            "model": None if self._model is None else {"name": self._model.name,
-                                                       "sha256": self._model.card.get("model_sha256")},
+            "model": None
+            if self._model is None
+            else {"name": self._model.name, "sha256": self._model.card.get("model_sha256")},
             "candidates": self.candidates.to_dict(),
             "files_first": self.files_first,
             "pack": self.pack.to_dict(),
@@ -144,8 +150,9 @@ class FusionExplorer:
         :param snapshot_dir: the snapshot.
         :param snapshot_name: its name in the store (default: the directory name).
         """
-        ensure_index(Path(snapshot_dir), self.store, self._chunker, self._retrievers(), self.walk, self.rebuild,
-                     snapshot_name)
+        ensure_index(
+            Path(snapshot_dir), self.store, self._chunker, self._retrievers(), self.walk, self.rebuild, snapshot_name
+        )
         if self._graph:
             ensure_graph(Path(snapshot_dir), self.store, self._chunker, self.walk, self.rebuild, snapshot_name)
 
@@ -162,8 +169,7 @@ class FusionExplorer:
             retrievers = {}
             first = None
             for retriever in self._retrievers():
-                loaded = open_index(Path(snapshot_dir), self.store, self._chunker, retriever, self.walk,
-                                    snapshot_name)
+                loaded = open_index(Path(snapshot_dir), self.store, self._chunker, retriever, self.walk, snapshot_name)
                 first = first or loaded
                 retrievers[retriever.name] = loaded.retriever
             assert first is not None
@@ -171,9 +177,10 @@ class FusionExplorer:
             if self._graph:
                 graph = open_graph(Path(snapshot_dir), self.store, self._chunker, self.walk, snapshot_name)
                 if graph.fingerprint != chunks_fingerprint(first.chunks):
-                    raise CorruptGraphError(graph_dir_for(self.store, snapshot_name or Path(snapshot_dir).name,
-                                                          self._chunker, self.walk),
-                                            "built from another chunk table (stale graph); rebuild it")
+                    raise CorruptGraphError(
+                        graph_dir_for(self.store, snapshot_name or Path(snapshot_dir).name, self._chunker, self.walk),
+                        "built from another chunk table (stale graph); rebuild it",
+                    )
             self._loaded = (*key, SnapshotIndex(first.chunks, first.file_lines, retrievers, graph))
         return self._loaded[2]
 
@@ -212,4 +219,3 @@ class FusionExplorer:
             ranked = files_first(ranked, self.files_first)
         index = self.load(snapshot_dir, snapshot_name)
         return pack(ranked, self.pack, index.file_lines)
-

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import Any
 
 from swe_explore.chunking.registry import CHUNKERS, add_chunker_arguments, chunker_options
 from swe_explore.explore.explorer import IndexedExplorer, ReferenceAdapter, default_store, make_explorer
-from swe_explore.explore.reference import REFERENCE_EXPLORERS
 from swe_explore.explore.packing import PackConfig
 from swe_explore.explore.priors import RankPriors
+from swe_explore.explore.reference import REFERENCE_EXPLORERS
 from swe_explore.retrievers.registry import RETRIEVERS
+
 
 def parse_option(text: str) -> tuple[str, Any]:
     """Parse ``KEY=VALUE``: VALUE is JSON if it parses (``k1=1.2``, ``parts=["bm25","tfidf"]``), a list if it is
@@ -56,40 +57,84 @@ def add_explorer_arguments(
     """
     names = [*RETRIEVERS, *REFERENCE_EXPLORERS]
     if choose and multiple_retrievers:
-        parser.add_argument("--retriever", action="append", choices=list(RETRIEVERS), default=None,
-                            help="retriever(s) to build; repeat for several (default: bm25)")
+        parser.add_argument(
+            "--retriever",
+            action="append",
+            choices=list(RETRIEVERS),
+            default=None,
+            help="retriever(s) to build; repeat for several (default: bm25)",
+        )
     elif choose:
-        parser.add_argument("--retriever", default="bm25", choices=names,
-                            help="retriever, or a reference baseline re-run (default: %(default)s)")
+        parser.add_argument(
+            "--retriever",
+            default="bm25",
+            choices=names,
+            help="retriever, or a reference baseline re-run (default: %(default)s)",
+        )
     add_chunker_arguments(parser)
     if not choose:
         parser.set_defaults(chunker=None)
-    parser.add_argument("--retriever-option", "-O", action="append", type=parse_option, default=[],
-                        metavar="KEY=VALUE", help="retriever option, e.g. -O k1=1.2 -O backend=bm25s")
-    parser.add_argument("--model", default=None,
-                        help="embedding model (local path or hub id) for potion/faiss/hybrid "
-                             "(default: $SWE_EXPLORE_POTION_MODEL, else minishlab/potion-base-8M)")
+    parser.add_argument(
+        "--retriever-option",
+        "-O",
+        action="append",
+        type=parse_option,
+        default=[],
+        metavar="KEY=VALUE",
+        help="retriever option, e.g. -O k1=1.2 -O backend=bm25s",
+    )
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="embedding model (local path or hub id) for potion/faiss/hybrid "
+        "(default: $SWE_EXPLORE_POTION_MODEL, else minishlab/potion-base-8M)",
+    )
     if packing:
         pack = PackConfig()
         parser.add_argument("--k", type=int, default=pack.k, help="regions per instance, top-K (default: %(default)s)")
-        parser.add_argument("--budget", type=int, default=pack.budget,
-                            help="line budget B per instance (default: %(default)s)")
-        parser.add_argument("--max-region-lines", type=int, default=pack.max_region_lines,
-                            help="cap on one region's lines (default: %(default)s)")
-        parser.add_argument("--max-regions-per-file", type=int, default=pack.max_regions_per_file,
-                            help="cap on regions in one file (default: %(default)s)")
-        parser.add_argument("--merge-gap", type=int, default=pack.merge_gap,
-                            help="merge chunks this close in one file (default: %(default)s)")
-        parser.add_argument("--no-fill", dest="fill", action="store_false",
-                            help="do not spend the unused budget on context around the regions")
+        parser.add_argument(
+            "--budget", type=int, default=pack.budget, help="line budget B per instance (default: %(default)s)"
+        )
+        parser.add_argument(
+            "--max-region-lines",
+            type=int,
+            default=pack.max_region_lines,
+            help="cap on one region's lines (default: %(default)s)",
+        )
+        parser.add_argument(
+            "--max-regions-per-file",
+            type=int,
+            default=pack.max_regions_per_file,
+            help="cap on regions in one file (default: %(default)s)",
+        )
+        parser.add_argument(
+            "--merge-gap",
+            type=int,
+            default=pack.merge_gap,
+            help="merge chunks this close in one file (default: %(default)s)",
+        )
+        parser.add_argument(
+            "--no-fill",
+            dest="fill",
+            action="store_false",
+            help="do not spend the unused budget on context around the regions",
+        )
         parser.add_argument("--top-n", type=int, default=200, help="ranked chunks handed to the packer (>= 1)")
         parser.add_argument("--no-priors", action="store_true", help="raw retriever ranking (no ranking priors)")
         for name, default in RankPriors().to_dict().items():
-            parser.add_argument("--" + name.replace("_", "-"), type=float, default=None,
-                                help=f"ranking prior (default {default}; see retrievers/priors.py)")
-    parser.add_argument(*store_flags, dest="store", type=Path, default=default_store(),
-                        help="index store directory (default: $SWE_EXPLORE_STORE, else the user cache directory: "
-                             "%(default)s)")
+            parser.add_argument(
+                "--" + name.replace("_", "-"),
+                type=float,
+                default=None,
+                help=f"ranking prior (default {default}; see retrievers/priors.py)",
+            )
+    parser.add_argument(
+        *store_flags,
+        dest="store",
+        type=Path,
+        default=default_store(),
+        help="index store directory (default: $SWE_EXPLORE_STORE, else the user cache directory: %(default)s)",
+    )
     parser.add_argument("--rebuild", action="store_true", help="rebuild indexes even if up to date or corrupt")
 
 
@@ -143,12 +188,20 @@ def explorer_from_args(args: argparse.Namespace, retriever: str | None = None) -
     """
     name = retriever or args.retriever
     if name in REFERENCE_EXPLORERS:
-        ignored = [flag for flag, given in (("--retriever-option", args.retriever_option),
-                                             ("chunker options", chunker_options_from_args(args)),
-                                             ("--budget", args.budget != PackConfig().budget)) if given]
+        ignored = [
+            flag
+            for flag, given in (
+                ("--retriever-option", args.retriever_option),
+                ("chunker options", chunker_options_from_args(args)),
+                ("--budget", args.budget != PackConfig().budget),
+            )
+            if given
+        ]
         if ignored:
-            raise ValueError(f"{name} is the reference baseline as specified (80/20 windows, raw top-K, no line "
-                             f"budget); it takes only --k and --model, not {', '.join(ignored)}")
+            raise ValueError(
+                f"{name} is the reference baseline as specified (80/20 windows, raw top-K, no line "
+                f"budget); it takes only --k and --model, not {', '.join(ignored)}"
+            )
     if args.store.exists() and not args.store.is_dir():
         raise ValueError(f"--store {args.store} is not a directory")
     return make_explorer(

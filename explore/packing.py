@@ -32,8 +32,9 @@ trade-off (one region per file raises HitFile and lowers recall and context effi
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from swe_explore.chunking.types import Chunk, Region
 

@@ -26,8 +26,9 @@ Scores are then sorted descending, ties by chunk index, so the result is determi
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from swe_explore.chunking.languages import CODE_LANGUAGES
 from swe_explore.chunking.types import Chunk
@@ -58,8 +59,11 @@ class RankPriors:
     file_weight: float = 0.3
 
     def __post_init__(self) -> None:
-        bad = [f"{k}={v!r}" for k, v in asdict(self).items()
-               if not (0 <= v <= 1 if k.endswith("_weight") and k != "file_weight" else v >= 0)]
+        bad = [
+            f"{k}={v!r}"
+            for k, v in asdict(self).items()
+            if not (0 <= v <= 1 if k.endswith("_weight") and k != "file_weight" else v >= 0)
+        ]
         if bad:
             raise ValueError(f"invalid RankPriors: {', '.join(bad)} (multipliers in [0, 1], boosts >= 0)")
 

@@ -111,9 +111,8 @@ def model_paths(name_or_path: str | Path) -> tuple[Path, Path]:
     path = Path(name_or_path)
     if path.suffix in (".txt", ".json"):
         path = path.with_suffix("")
-    if not path.parent.parts or str(path.parent) == ".":
-        if not (path.with_suffix(".json")).exists():
-            path = MODELS_DIR / path.name
+    if (not path.parent.parts or str(path.parent) == ".") and not path.with_suffix(".json").exists():
+        path = MODELS_DIR / path.name
     return path.with_suffix(".txt"), path.with_suffix(".json")
 
 
@@ -198,8 +197,9 @@ def train(
             raise ValueError("no training group has a relevant candidate")
         x = np.vstack([x for x, _ in kept]).astype(np.float32)
         y = np.concatenate([y for _, y in kept])
-        return lightgbm.Dataset(x, y, group=[len(y) for _, y in kept], feature_name=list(features),
-                                reference=reference, free_raw_data=False)
+        return lightgbm.Dataset(
+            x, y, group=[len(y) for _, y in kept], feature_name=list(features), reference=reference, free_raw_data=False
+        )
 
     train_set = dataset(groups)
     config = {**TRAIN_PARAMS, "seed": seed, **(params or {})}

@@ -131,9 +131,7 @@ def _check_window(chunk_size: int, chunk_overlap: int) -> None:
         raise ValueError(f"chunk_overlap must be in [0, {chunk_size}), got {chunk_overlap}")
 
 
-def _iter_windows(
-    root: Path, paths: Sequence[str], chunk_size: int, chunk_overlap: int
-) -> Iterator[Chunk]:
+def _iter_windows(root: Path, paths: Sequence[str], chunk_size: int, chunk_overlap: int) -> Iterator[Chunk]:
     for rel in paths:
         try:
             text = (root / rel).read_text(encoding="utf-8", errors="ignore")

@@ -120,8 +120,7 @@ def extract_group(record: BenchRecord, index: SnapshotIndex, config: CandidateCo
         matrix[:, ALL_FEATURES.index(name)] = cands.features[:, j]
     labels = relevance([index.chunks[int(i)] for i in cands.ids], resolved_core(record, index.file_lines))
     core_files = {r["path"] for r in record.core_regions}
-    return Group(record.instance_id, record.repo, record.base_commit, matrix, labels, cands.sources,
-                 len(core_files))
+    return Group(record.instance_id, record.repo, record.base_commit, matrix, labels, cands.sources, len(core_files))
 
 
 def cache_key(config: CandidateConfig, extra: Mapping[str, Any]) -> str:
@@ -131,8 +130,7 @@ def cache_key(config: CandidateConfig, extra: Mapping[str, Any]) -> str:
     :param extra: what else determines the features (chunker, retriever configs).
     :return: 16 hex digits.
     """
-    blob = json.dumps({"features": ALL_FEATURES, "candidates": config.to_dict(), **extra}, sort_keys=True,
-                      default=str)
+    blob = json.dumps({"features": ALL_FEATURES, "candidates": config.to_dict(), **extra}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -143,8 +141,15 @@ def save_group(path: Path, group: Group) -> None:
     :param group: the group.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    meta = json.dumps({"instance_id": group.instance_id, "repo": group.repo, "base_commit": group.base_commit,
-                       "n_core_files": group.n_core_files, "features": ALL_FEATURES})
+    meta = json.dumps(
+        {
+            "instance_id": group.instance_id,
+            "repo": group.repo,
+            "base_commit": group.base_commit,
+            "n_core_files": group.n_core_files,
+            "features": ALL_FEATURES,
+        }
+    )
     fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
     os.close(fd)
     with open(tmp, "wb") as handle:
@@ -163,8 +168,15 @@ def load_group(path: Path) -> Group | None:
             meta = json.loads(str(npz["meta"]))
             if tuple(meta["features"]) != ALL_FEATURES:
                 return None
-            return Group(meta["instance_id"], meta["repo"], meta["base_commit"], npz["features"], npz["labels"],
-                         npz["sources"], int(meta["n_core_files"]))
+            return Group(
+                meta["instance_id"],
+                meta["repo"],
+                meta["base_commit"],
+                npz["features"],
+                npz["labels"],
+                npz["sources"],
+                int(meta["n_core_files"]),
+            )
     except (OSError, ValueError, KeyError):
         return None
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from swe_explore.retrievers.base import Hit, Retriever
 
-__all__ = ["Hit", "Retriever", "RETRIEVERS", "make_retriever"]
+__all__ = ["RETRIEVERS", "Hit", "Retriever", "make_retriever"]
 
 _LAZY = ("RETRIEVERS", "make_retriever")
 

@@ -7,16 +7,17 @@ and :meth:`Retriever.from_state` rebuilds it from them; :mod:`indexes.files` doe
 
 from __future__ import annotations
 
-import numpy as np
-
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, NamedTuple, Sequence, TypeVar
+from typing import Any, ClassVar, NamedTuple, TypeVar
+
+import numpy as np
 
 from swe_explore.chunking.types import Chunk
 
-__all__ = ["Hit", "FeatureSpec", "RetrieverState", "InvalidStateError", "Retriever"]
+__all__ = ["FeatureSpec", "Hit", "InvalidStateError", "Retriever", "RetrieverState"]
 
 _T = TypeVar("_T")
 

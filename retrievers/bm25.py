@@ -43,7 +43,8 @@ counts) and ``vocab.json`` (the terms, column order). The backend's scoring stru
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -54,7 +55,7 @@ from swe_explore.retrievers.common import DEFAULT_FIELDS, check_fields, check_to
 from swe_explore.retrievers.features import TermCountsRetriever
 from swe_explore.retrievers.tokenize import CodeTokenizer
 
-__all__ = ["BM25Retriever", "BM25_BACKENDS", "LuceneBM25Okapi", "lucene_idf"]
+__all__ = ["BM25_BACKENDS", "BM25Retriever", "LuceneBM25Okapi", "lucene_idf"]
 
 #: Scoring backends :class:`BM25Retriever` accepts.
 BM25_BACKENDS = ("numpy", "rank_bm25", "bm25s")

@@ -6,14 +6,14 @@ Persistence is not here: retrievers hand their index over as a :class:`~retrieve
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from swe_explore.chunking.types import Chunk
 from swe_explore.retrievers.base import Hit
 
-__all__ = ["DEFAULT_FIELDS", "FIELDS", "document_text", "check_fields", "top_hits", "check_top_n"]
+__all__ = ["DEFAULT_FIELDS", "FIELDS", "check_fields", "check_top_n", "document_text", "top_hits"]
 
 #: Chunk fields that may make up a chunk's document text.
 FIELDS = ("path", "symbol", "text")

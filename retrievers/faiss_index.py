@@ -19,7 +19,8 @@ writes) plus the model's ``dim`` and ``model_fingerprint``, recorded in ``retrie
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from swe_explore.retrievers.base import Hit, InvalidStateError, Retriever, Retri
 from swe_explore.retrievers.common import DEFAULT_FIELDS, check_fields, check_top_n
 from swe_explore.retrievers.potion import Embedder, EmbeddingRetriever, check_vectors
 
-__all__ = ["FaissRetriever", "INDEX_KINDS", "build_faiss_index", "faiss_search"]
+__all__ = ["INDEX_KINDS", "FaissRetriever", "build_faiss_index", "faiss_search"]
 
 #: Index kinds :class:`FaissRetriever` accepts.
 INDEX_KINDS = ("flat", "hnsw")
@@ -35,9 +36,7 @@ INDEX_KINDS = ("flat", "hnsw")
 _INDEX_FILE = "index.faiss"
 
 
-def build_faiss_index(
-    vectors: np.ndarray, kind: str = "flat", hnsw_m: int = 32, ef_construction: int = 40
-) -> Any:
+def build_faiss_index(vectors: np.ndarray, kind: str = "flat", hnsw_m: int = 32, ef_construction: int = 40) -> Any:
     """An inner-product FAISS index over the given vectors, as they are (normalise them first for cosine).
 
     :param vectors: float32 array ``(n, dim)``.

@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import time
 from abc import abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -46,8 +47,8 @@ if TYPE_CHECKING:
 __all__ = [
     "TermCounts",
     "TermCountsRetriever",
-    "counts_from_tokens",
     "build_retrievers",
+    "counts_from_tokens",
 ]
 
 

@@ -29,7 +29,8 @@ import the registry.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,7 @@ from swe_explore.retrievers.base import FeatureSpec, Hit, InvalidStateError, Ret
 from swe_explore.retrievers.common import check_top_n, top_hits
 from swe_explore.retrievers.features import build_retrievers
 
-__all__ = ["HybridRetriever", "DEFAULT_PARTS", "rrf_scores"]
+__all__ = ["DEFAULT_PARTS", "HybridRetriever", "rrf_scores"]
 
 #: The parts of ``make_retriever("hybrid")`` when none are given: lexical BM25 plus Potion embeddings.
 DEFAULT_PARTS = ("bm25", "potion")

@@ -40,8 +40,9 @@ from __future__ import annotations
 import hashlib
 import os
 from abc import abstractmethod
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -56,17 +57,17 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MODEL",
     "MODEL_ENV_VAR",
-    "PotionRetriever",
-    "EmbeddingRetriever",
     "Embedder",
-    "resolve_model_spec",
+    "EmbeddingRetriever",
+    "PotionRetriever",
+    "check_index_model",
+    "check_vectors",
+    "embed_chunks",
     "load_model",
     "model_fingerprint",
-    "embed_chunks",
-    "vectors_feature",
-    "check_vectors",
     "model_for_index",
-    "check_index_model",
+    "resolve_model_spec",
+    "vectors_feature",
 ]
 
 #: Hub id of the default model.

@@ -7,7 +7,8 @@ retriever by the name in its ``retriever.json`` is :func:`indexes.files.load_ret
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from swe_explore.retrievers.base import Retriever
 from swe_explore.retrievers.bm25 import BM25Retriever

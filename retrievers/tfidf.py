@@ -25,7 +25,8 @@ empty index and every search returns ``[]``; so does a query without a known tok
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp

@@ -31,7 +31,8 @@ from __future__ import annotations
 import json
 import re
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

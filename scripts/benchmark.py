@@ -58,8 +58,13 @@ DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "potion-base-8M"
 SECTION = "## Speed and memory"
 TOP_N = 200
 #: Environment of every measurement process: one thread per library.
-ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-              "RAYON_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+ONE_THREAD = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "RAYON_NUM_THREADS": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
 
 #: (label, registry name, options) of every retriever configuration measured; "{model}" is filled in.
 CONFIGS: list[tuple[str, str, dict[str, Any]]] = [
@@ -72,6 +77,8 @@ CONFIGS: list[tuple[str, str, dict[str, Any]]] = [
     ("faiss hnsw", "faiss", {"model": "{model}", "index": "hnsw"}),
     ("hybrid bm25+potion", "hybrid", {"model": "{model}"}),
 ]
+
+
 def available_configs() -> list[tuple[str, str, dict[str, Any]]]:
     """:data:`CONFIGS` without the optional backends that are not installed (bm25s is the ``bm25s`` extra)."""
     import importlib.util
@@ -136,18 +143,26 @@ def _worker_build(task: dict[str, Any]) -> dict[str, Any]:
     c0, t0 = time.process_time(), time.perf_counter()
     report = ensure_index(Path(task["snapshot"]), Path(task["store"]), make_chunker("function"), retrievers)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    return {"wall": wall, "cpu": cpu, "setup": setup, "steps": report.seconds, "counts": report.counts,
-            "built": report.built, "rss_before": rss_before, "peak_rss": _peak_rss_mb(),
-            "chunk_dir": str(report.chunk_dir)}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "setup": setup,
+        "steps": report.seconds,
+        "counts": report.counts,
+        "built": report.built,
+        "rss_before": rss_before,
+        "peak_rss": _peak_rss_mb(),
+        "chunk_dir": str(report.chunk_dir),
+    }
 
 
 def _worker_query(task: dict[str, Any]) -> dict[str, Any]:
     """Load one saved index and time queries, the explore step and whole explorer calls."""
     from swe_explore.chunking.registry import make_chunker
     from swe_explore.explore.explorer import IndexedExplorer
-    from swe_explore.indexes.build import open_index, retriever_dir_for
     from swe_explore.explore.packing import PackConfig, pack
     from swe_explore.explore.priors import RankPriors, apply_priors
+    from swe_explore.indexes.build import open_index, retriever_dir_for
     from swe_explore.retrievers.registry import make_retriever
 
     name, options = task["retriever"]
@@ -173,8 +188,16 @@ def _worker_query(task: dict[str, Any]) -> dict[str, Any]:
         disk_parts = sum(_dir_bytes(retriever_dir_for(Path(task["chunk_dir"]), p)) for p in retriever.parts())
     else:
         disk_parts = 0
-    return {"load": load, "search": search, "explore": explore, "call": call, "peak_rss": _peak_rss_mb(),
-            "disk": disk, "disk_parts": disk_parts, "n_docs": retriever.n_docs}
+    return {
+        "load": load,
+        "search": search,
+        "explore": explore,
+        "call": call,
+        "peak_rss": _peak_rss_mb(),
+        "disk": disk,
+        "disk_parts": disk_parts,
+        "n_docs": retriever.n_docs,
+    }
 
 
 def _worker_reference(task: dict[str, Any]) -> dict[str, Any]:
@@ -187,8 +210,14 @@ def _worker_reference(task: dict[str, Any]) -> dict[str, Any]:
     reference = ReferenceBM25(task["snapshot"], max_chunks=task["max_chunks"])
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     search = _latencies(lambda q: reference.explore(q, 5), queries, task["repeats"])
-    return {"wall": wall, "cpu": cpu, "search": search, "rss_before": rss_before, "peak_rss": _peak_rss_mb(),
-            "n_chunks": len(reference.chunks)}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "search": search,
+        "rss_before": rss_before,
+        "peak_rss": _peak_rss_mb(),
+        "n_chunks": len(reference.chunks),
+    }
 
 
 def _worker_batch(task: dict[str, Any]) -> dict[str, Any]:
@@ -201,11 +230,15 @@ def _worker_batch(task: dict[str, Any]) -> dict[str, Any]:
     reports = index_many(snapshots, Path(task["store"]), job, n_jobs=task["jobs"], backend="loky")
     wall = time.perf_counter() - t0
     errors = [r["snapshot"] for r in reports if r["status"] == "error"]
-    return {"wall": wall, "snapshots": len(reports), "errors": errors,
-            "lines": sum(r.get("counts", {}).get("lines", 0) for r in reports),
-            "worker_seconds": sum(r["seconds"]["total"] for r in reports),
-            "worker_cpu": sum(r["seconds"].get("cpu", 0.0) for r in reports),
-            "max_worker_rss": max(r["peak_rss_mb"] for r in reports)}
+    return {
+        "wall": wall,
+        "snapshots": len(reports),
+        "errors": errors,
+        "lines": sum(r.get("counts", {}).get("lines", 0) for r in reports),
+        "worker_seconds": sum(r["seconds"]["total"] for r in reports),
+        "worker_cpu": sum(r["seconds"].get("cpu", 0.0) for r in reports),
+        "max_worker_rss": max(r["peak_rss_mb"] for r in reports),
+    }
 
 
 WORKERS = {"build": _worker_build, "query": _worker_query, "reference": _worker_reference, "batch": _worker_batch}
@@ -221,8 +254,14 @@ def run_worker(task: dict[str, Any], cpu: int | None) -> dict[str, Any]:
     """
     env = os.environ | ONE_THREAD
     argv = [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(task)]
-    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True,
-                          preexec_fn=(lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None)
+    proc = subprocess.run(
+        argv,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        preexec_fn=(lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"measurement {task['task']} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -277,8 +316,16 @@ def _summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return best
 
 
-def measure(snapshot: Path, queries: list[str], model: str, repeats: int, cpu: int | None,
-            log: Any = print, batch_repos: Path | None = None, jobs: int = 2) -> dict[str, Any]:
+def measure(
+    snapshot: Path,
+    queries: list[str],
+    model: str,
+    repeats: int,
+    cpu: int | None,
+    log: Any = print,
+    batch_repos: Path | None = None,
+    jobs: int = 2,
+) -> dict[str, Any]:
     """Run every measurement; return the raw results.
 
     :param snapshot: the snapshot.
@@ -291,8 +338,10 @@ def measure(snapshot: Path, queries: list[str], model: str, repeats: int, cpu: i
     :param jobs: worker processes of the batch.
     :return: ``{"full", "alone", "query", "reference", "lines"}`` and ``"batch"`` when asked for.
     """
-    configs = [(label, name, {k: (model if v == "{model}" else v) for k, v in opts.items()})
-               for label, name, opts in available_configs()]
+    configs = [
+        (label, name, {k: (model if v == "{model}" else v) for k, v in opts.items()})
+        for label, name, opts in available_configs()
+    ]
     by_label = {label: (name, opts) for label, name, opts in configs}
     work = Path(tempfile.mkdtemp(prefix="swe-explore-bench-"))
     queries_file = work / "queries.json"
@@ -303,8 +352,17 @@ def measure(snapshot: Path, queries: list[str], model: str, repeats: int, cpu: i
         for r in range(repeats):
             log(f"full index {r + 1}/{repeats}")
             store = work / f"full{r}"
-            full_runs.append(run_worker({"task": "build", "snapshot": str(snapshot), "store": str(store),
-                                         "retrievers": [by_label[label] for label in FULL]}, cpu))
+            full_runs.append(
+                run_worker(
+                    {
+                        "task": "build",
+                        "snapshot": str(snapshot),
+                        "store": str(store),
+                        "retrievers": [by_label[label] for label in FULL],
+                    },
+                    cpu,
+                )
+            )
             if r:
                 shutil.rmtree(store)
         results["full"] = _summarise(full_runs)
@@ -317,27 +375,57 @@ def measure(snapshot: Path, queries: list[str], model: str, repeats: int, cpu: i
             for r in range(repeats):
                 log(f"{label}: build {r + 1}/{repeats}")
                 store = work / f"alone{i}-{r}"
-                runs.append(run_worker({"task": "build", "snapshot": str(snapshot), "store": str(store),
-                                        "retrievers": [[name, opts]]}, cpu))
+                runs.append(
+                    run_worker(
+                        {"task": "build", "snapshot": str(snapshot), "store": str(store), "retrievers": [[name, opts]]},
+                        cpu,
+                    )
+                )
                 if r:
                     shutil.rmtree(store)
             results["alone"][label] = _summarise(runs)
             log(f"{label}: queries")
             results["query"][label] = run_worker(
-                {"task": "query", "snapshot": str(snapshot), "store": str(work / f"alone{i}-0"),
-                 "chunk_dir": runs[0]["chunk_dir"], "retriever": [name, opts], "queries": str(queries_file),
-                 "repeats": repeats}, cpu)
+                {
+                    "task": "query",
+                    "snapshot": str(snapshot),
+                    "store": str(work / f"alone{i}-0"),
+                    "chunk_dir": runs[0]["chunk_dir"],
+                    "retriever": [name, opts],
+                    "queries": str(queries_file),
+                    "repeats": repeats,
+                },
+                cpu,
+            )
         for cap in (3000, None):
             runs = []
             for r in range(repeats):
                 log(f"reference BM25 (cap {cap}): {r + 1}/{repeats}")
-                runs.append(run_worker({"task": "reference", "snapshot": str(snapshot), "max_chunks": cap,
-                                        "queries": str(queries_file), "repeats": repeats}, cpu))
+                runs.append(
+                    run_worker(
+                        {
+                            "task": "reference",
+                            "snapshot": str(snapshot),
+                            "max_chunks": cap,
+                            "queries": str(queries_file),
+                            "repeats": repeats,
+                        },
+                        cpu,
+                    )
+                )
             results["reference"][str(cap)] = _summarise(runs)
         if batch_repos is not None:
             log(f"batch: every snapshot of {batch_repos}, {jobs} processes")
-            results["batch"] = run_worker({"task": "batch", "repos": str(batch_repos), "store": str(work / "batch"),
-                                           "retrievers": [by_label[label] for label in FULL], "jobs": jobs}, None)
+            results["batch"] = run_worker(
+                {
+                    "task": "batch",
+                    "repos": str(batch_repos),
+                    "store": str(work / "batch"),
+                    "retrievers": [by_label[label] for label in FULL],
+                    "jobs": jobs,
+                },
+                None,
+            )
             results["batch"]["jobs"] = jobs
             results["batch"]["repos"] = str(batch_repos)
     finally:
@@ -351,8 +439,14 @@ def _f(value: float, digits: int = 2) -> str:
     return f"{value:.{digits}f}"
 
 
-def render(results: dict[str, Any], snapshot: Path, bench: Path, n_queries: int, repeats: int,
-           command: str = "python scripts/benchmark.py") -> str:
+def render(
+    results: dict[str, Any],
+    snapshot: Path,
+    bench: Path,
+    n_queries: int,
+    repeats: int,
+    command: str = "python scripts/benchmark.py",
+) -> str:
     """The markdown section with every table.
 
     :param results: from :func:`measure`.
@@ -424,8 +518,10 @@ def render(results: dict[str, Any], snapshot: Path, bench: Path, n_queries: int,
         search = q["search"]
         disk = q["disk"] / 1e6
         disk_s = f"{disk:.2f}" if not q["disk_parts"] else f"{disk:.3f} (+{q['disk_parts'] / 1e6:.1f} parts)"
-        ratio = (f"{alone['wall'] / ref['wall']:.1f}x, {statistics.median(search) / ref_q:.3f}x, "
-                 f"{q['peak_rss'] / ref['peak_rss']:.1f}x")
+        ratio = (
+            f"{alone['wall'] / ref['wall']:.1f}x, {statistics.median(search) / ref_q:.3f}x, "
+            f"{q['peak_rss'] / ref['peak_rss']:.1f}x"
+        )
         out.append(
             f"| {label} | {per100k(alone)} | {_f(q['load'], 3)} "
             f"| {_f(statistics.median(search))} / {_f(_pct(search, 0.95))} "
@@ -489,8 +585,12 @@ def update_docs(path: Path, section: str) -> None:
         new = text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
     else:
         end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        new = "\n".join(lines[:start] + section.rstrip("\n").splitlines() + ([""] + lines[end:] if end < len(lines)
-                                                                               else [])) + "\n"
+        new = (
+            "\n".join(
+                lines[:start] + section.rstrip("\n").splitlines() + ([""] + lines[end:] if end < len(lines) else [])
+            )
+            + "\n"
+        )
     path.write_text(new, encoding="utf-8")
 
 
@@ -503,14 +603,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="build runs and query repeats (default: 3)")
     parser.add_argument("--cpu", type=int, default=None, help="core to pin to (default: the first allowed one)")
     parser.add_argument("--markdown", action="store_true", help="print the markdown section")
-    parser.add_argument("--update-docs", type=Path, default=None, metavar="FILE",
-                        help="replace the '## Speed and memory' section of FILE (e.g. docs/benchmarks.md)")
+    parser.add_argument(
+        "--update-docs",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="replace the '## Speed and memory' section of FILE (e.g. docs/benchmarks.md)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the raw results to this file")
-    parser.add_argument("--batch-repos", type=Path, default=None, metavar="DIR",
-                        help="also time indexing every snapshot under DIR in --jobs processes (e.g. repos/dev)")
+    parser.add_argument(
+        "--batch-repos",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="also time indexing every snapshot under DIR in --jobs processes (e.g. repos/dev)",
+    )
     parser.add_argument("--jobs", type=int, default=2, help="processes of the --batch-repos run (default: 2)")
-    parser.add_argument("--allow-small", action="store_true",
-                        help=f"measure a snapshot of fewer than {MIN_LINES:,} indexed lines (fixed costs dominate)")
+    parser.add_argument(
+        "--allow-small",
+        action="store_true",
+        help=f"measure a snapshot of fewer than {MIN_LINES:,} indexed lines (fixed costs dominate)",
+    )
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -521,14 +634,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeats must be >= 1")
     snapshot = args.snapshot or largest_snapshot(DEV_REPOS)
     if snapshot is None:
-        parser.error(f"no snapshot given and none under {DEV_REPOS}: materialise the dev set (README, 'On real "
-                     "SWE-Explore instances') or pass --snapshot DIR")
+        parser.error(
+            f"no snapshot given and none under {DEV_REPOS}: materialise the dev set (README, 'On real "
+            "SWE-Explore instances') or pass --snapshot DIR"
+        )
     if not snapshot.is_dir():
         parser.error(f"snapshot {snapshot} is not a directory")
     n_lines = sum(len(f.lines) for f in walk_snapshot(snapshot)[0])
     if n_lines < MIN_LINES and not args.allow_small:
-        parser.error(f"snapshot {snapshot} has only {n_lines:,} indexed lines: per-100K-line figures would measure "
-                     f"fixed costs; pass a real snapshot (--snapshot DIR) or --allow-small")
+        parser.error(
+            f"snapshot {snapshot} has only {n_lines:,} indexed lines: per-100K-line figures would measure "
+            f"fixed costs; pass a real snapshot (--snapshot DIR) or --allow-small"
+        )
     bench = args.bench or (DEV_BENCH if DEV_BENCH.is_file() else MINI_BENCH)
     from swe_explore.evaluation.bench import load_bench
 
@@ -541,14 +658,24 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--model {model} is not a directory (a local model2vec model is needed)")
     model = str(Path(model).resolve())
     cpu = args.cpu if args.cpu is not None else min(os.sched_getaffinity(0))
-    print(f"benchmark: {snapshot} ({n_lines:,} indexed lines) with {len(queries)} queries from {bench}, "
-          f"model {model}, core {cpu}", file=sys.stderr)
+    print(
+        f"benchmark: {snapshot} ({n_lines:,} indexed lines) with {len(queries)} queries from {bench}, "
+        f"model {model}, core {cpu}",
+        file=sys.stderr,
+    )
     t0 = time.perf_counter()
     if args.batch_repos is not None and not args.batch_repos.is_dir():
         parser.error(f"--batch-repos {args.batch_repos} is not a directory")
-    results = measure(snapshot.resolve(), queries, model, args.repeats, cpu,
-                      log=lambda msg: print(f"  {msg}", file=sys.stderr),
-                      batch_repos=args.batch_repos.resolve() if args.batch_repos else None, jobs=args.jobs)
+    results = measure(
+        snapshot.resolve(),
+        queries,
+        model,
+        args.repeats,
+        cpu,
+        log=lambda msg: print(f"  {msg}", file=sys.stderr),
+        batch_repos=args.batch_repos.resolve() if args.batch_repos else None,
+        jobs=args.jobs,
+    )
     command = " ".join(["python scripts/benchmark.py", *(sys.argv[1:] if argv is None else argv)])
     section = render(results, snapshot, bench, len(queries), args.repeats, command)
     if args.json:

@@ -1,6 +1,7 @@
 """Run the grid chunker × retriever (plus the reference baselines) over a bench and compare them.
 
-Thin wrapper: the command lives in :mod:`swe_explore.commands.compare` (also ``swe-explore compare``); run with ``--help``.
+Thin wrapper: the command lives in :mod:`swe_explore.commands.compare` (also ``swe-explore compare``); run with
+``--help``.
 """
 
 import sys

@@ -1,6 +1,7 @@
 """Score result JSONL files against a bench and print the SWE-Explore metrics table.
 
-Thin wrapper: the command lives in :mod:`swe_explore.commands.evaluate` (also ``swe-explore evaluate``); run with ``--help``.
+Thin wrapper: the command lives in :mod:`swe_explore.commands.evaluate` (also ``swe-explore evaluate``); run with
+``--help``.
 """
 
 import sys

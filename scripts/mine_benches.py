@@ -67,8 +67,19 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(f"{repo}: no mirror at {mirror}")
             return
         out.parent.mkdir(parents=True, exist_ok=True)
-        argv = ["--mirror", str(mirror), "--out", str(out), "--repo", repo, "--max", str(limit),
-                "--seed", str(args.seed), "--quiet"]
+        argv = [
+            "--mirror",
+            str(mirror),
+            "--out",
+            str(out),
+            "--repo",
+            repo,
+            "--max",
+            str(limit),
+            "--seed",
+            str(args.seed),
+            "--quiet",
+        ]
         try:
             mine_command.main(argv)
         except SystemExit as exc:
@@ -80,8 +91,10 @@ def main(argv: list[str] | None = None) -> int:
         parts = [args.out / role / f"{r[0].replace('/', '__')}.jsonl" for r in rows if r[2] == role]
         text = "".join(p.read_text(encoding="utf-8") for p in parts if p.exists())
         (args.out / f"{role}.jsonl").write_text(text, encoding="utf-8")
-        print(f"{role}: {text.count(chr(10))} records from {sum(p.exists() for p in parts)} repositories -> "
-              f"{args.out / f'{role}.jsonl'}")
+        print(
+            f"{role}: {text.count(chr(10))} records from {sum(p.exists() for p in parts)} repositories -> "
+            f"{args.out / f'{role}.jsonl'}"
+        )
     for message in failed:
         print(f"error: {message}", file=sys.stderr)
     return 1 if failed else 0

@@ -25,6 +25,7 @@ run resumes where it stopped.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import re
@@ -52,8 +53,9 @@ try:
         summarize,
     )
 except ImportError as _exc:  # run with the semble venv's python but without the project on the path
-    sys.exit(f"run_semble.py: cannot import the project's evaluation package ({_exc}); "
-             "run with PYTHONPATH=<project root>")
+    sys.exit(
+        f"run_semble.py: cannot import the project's evaluation package ({_exc}); run with PYTHONPATH=<project root>"
+    )
 
 EXPLORER = "semble"
 MODES: dict[str, float | None] = {"hybrid": None, "semantic": 1.0, "bm25": 0.0}
@@ -61,12 +63,21 @@ MODES: dict[str, float | None] = {"hybrid": None, "semantic": 1.0, "bm25": 0.0}
 CONTENT_TYPES = ("code", "docs", "config")
 DEFAULT_MODEL = "minishlab/potion-base-8M"
 MAIN_METRICS = [
-    "hit_file_rate", "hit_region_rate", "ndcg_at_500", "recall_at_500", "context_efficiency",
-    "precision", "recall", "f1_score", "first_useful_hit",
+    "hit_file_rate",
+    "hit_region_rate",
+    "ndcg_at_500",
+    "recall_at_500",
+    "context_efficiency",
+    "precision",
+    "recall",
+    "f1_score",
+    "first_useful_hit",
 ]
-NO_SEMBLE = ("semble is not importable in this Python ({exc}). pip install semble in a separate environment "
-             "(never in the project's), then run this script with that environment's python and "
-             "PYTHONPATH=<project root>.")
+NO_SEMBLE = (
+    "semble is not importable in this Python ({exc}). pip install semble in a separate environment "
+    "(never in the project's), then run this script with that environment's python and "
+    "PYTHONPATH=<project root>."
+)
 _UNIVERSAL_BREAK = re.compile(r"\r\n|\r|\n")
 
 
@@ -123,10 +134,8 @@ def _indexed_lines(snapshot: Path, paths: set[str]) -> int:
     """Total lines (our definition) of the files semble indexed; unreadable files count 0."""
     total = 0
     for path in paths:
-        try:
+        with contextlib.suppress(OSError):
             total += count_lines((snapshot / path).read_bytes())
-        except OSError:
-            pass
     return total
 
 
@@ -140,14 +149,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bench", type=Path, required=True, help="bench JSONL")
     parser.add_argument("--repos", type=Path, required=True, help="snapshots, one per instance_id")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="result JSONL (default: outputs/results/<bench>/semble[.<mode>].k<K>.jsonl)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="result JSONL (default: outputs/results/<bench>/semble[.<mode>].k<K>.jsonl)",
+    )
     parser.add_argument("--k", type=int, default=5, help="semble's top_k = regions per instance (default 5)")
     parser.add_argument("--mode", choices=sorted(MODES), default="hybrid", help="semble ranking (default hybrid)")
-    parser.add_argument("--content", nargs="+", default=["code"], choices=[*CONTENT_TYPES, "all"],
-                        help="semble content types to index (default: code, semble's default)")
-    parser.add_argument("--model", default=None,
-                        help=f"model2vec model path or hub id (default: $SEMBLE_MODEL_NAME, else {DEFAULT_MODEL})")
+    parser.add_argument(
+        "--content",
+        nargs="+",
+        default=["code"],
+        choices=[*CONTENT_TYPES, "all"],
+        help="semble content types to index (default: code, semble's default)",
+    )
+    parser.add_argument(
+        "--model",
+        default=None,
+        help=f"model2vec model path or hub id (default: $SEMBLE_MODEL_NAME, else {DEFAULT_MODEL})",
+    )
     parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
     parser.add_argument("--overwrite", action="store_true", help="start --out afresh instead of resuming")
     parser.add_argument("--quiet", action="store_true", help="no per-instance lines")
@@ -170,8 +191,14 @@ def main(argv: list[str] | None = None) -> int:
         print(NO_SEMBLE.format(exc=exc), file=sys.stderr)
         return 2
 
-    config = {"semble_version": semble.__version__, "mode": args.mode, "alpha": MODES[args.mode],
-              "top_k": args.k, "content": content, "model": model}
+    config = {
+        "semble_version": semble.__version__,
+        "mode": args.mode,
+        "alpha": MODES[args.mode],
+        "top_k": args.k,
+        "content": content,
+        "model": model,
+    }
     suffix = "" if args.mode == "hybrid" else f".{args.mode}"
     out = args.out or Path("outputs/results") / args.bench.stem / f"{EXPLORER}{suffix}.k{args.k}.jsonl"
     if args.overwrite and out.exists():
@@ -181,8 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = read_rows(out)
         other = [r["instance_id"] for r in rows if r.get("explorer_config") != config]
         if other:
-            parser.error(f"{out} holds rows of another semble config (e.g. {other[0]}); "
-                         "use another --out or --overwrite")
+            parser.error(
+                f"{out} holds rows of another semble config (e.g. {other[0]}); use another --out or --overwrite"
+            )
         done = {r["instance_id"] for r in rows}
 
     t0 = time.perf_counter()
@@ -216,8 +244,13 @@ def main(argv: list[str] | None = None) -> int:
                 t2 = time.perf_counter()
                 regions = to_regions(results[: args.k], snapshot)
                 files = {c.file_path for c in index.chunks}
-                timing = {"index_seconds": round(t1 - t0, 4), "query_seconds": round(t2 - t1, 5),
-                          "files": len(files), "lines": _indexed_lines(snapshot, files), "chunks": len(index.chunks)}
+                timing = {
+                    "index_seconds": round(t1 - t0, 4),
+                    "query_seconds": round(t2 - t1, 5),
+                    "files": len(files),
+                    "lines": _indexed_lines(snapshot, files),
+                    "chunks": len(index.chunks),
+                }
                 outcome, error = OUTCOME_SUCCESS, None
                 del index
             except Exception as exc:  # one instance's failure is recorded, the batch goes on
@@ -227,24 +260,29 @@ def main(argv: list[str] | None = None) -> int:
             seconds = time.perf_counter() - t0
             counts = file_line_counts(record.ground_truth, snapshot)
             metrics = evaluate_instance(regions, record.ground_truth, counts) if outcome == OUTCOME_SUCCESS else None
-            row = make_row(record.instance_id, EXPLORER, regions, metrics, outcome=outcome, error=error,
-                           explorer_config=config)
+            row = make_row(
+                record.instance_id, EXPLORER, regions, metrics, outcome=outcome, error=error, explorer_config=config
+            )
             row["seconds"] = round(seconds, 4)
             row.update(timing)
             row["max_rss_mib"] = round(_max_rss_mib(), 1)
             writer.write(row)
             if not args.quiet:
-                print(f"{record.instance_id}: {outcome} index {timing.get('index_seconds', 0):.2f} s "
-                      f"({timing.get('lines', 0)} lines) query {timing.get('query_seconds', 0) * 1000:.1f} ms",
-                      file=sys.stderr)
+                print(
+                    f"{record.instance_id}: {outcome} index {timing.get('index_seconds', 0):.2f} s "
+                    f"({timing.get('lines', 0)} lines) query {timing.get('query_seconds', 0) * 1000:.1f} ms",
+                    file=sys.stderr,
+                )
     if previous_cache is None:
         os.environ.pop("SEMBLE_CACHE_LOCATION", None)
     else:
         os.environ["SEMBLE_CACHE_LOCATION"] = previous_cache
     scored = evaluate_rows(read_rows(out), records, args.repos, missing_rows="skip")
     summary = summarize(scored, records)
-    print(f"\n{EXPLORER} {args.mode}: {summary['cases']} instances scored, {failures} failed, {missing} without "
-          f"snapshot, {time.perf_counter() - t_start:.1f} s; rows in {out}")
+    print(
+        f"\n{EXPLORER} {args.mode}: {summary['cases']} instances scored, {failures} failed, {missing} without "
+        f"snapshot, {time.perf_counter() - t_start:.1f} s; rows in {out}"
+    )
     print(format_table({f"{EXPLORER}-{args.mode}": summary["metrics"]}, metrics=MAIN_METRICS))
     return 1 if failures else 0
 

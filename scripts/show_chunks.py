@@ -1,6 +1,7 @@
 """Print the chunks of a file or a directory as JSON lines, to see what an index will hold.
 
-Thin wrapper: the command lives in :mod:`swe_explore.commands.chunks` (also ``swe-explore chunks``); run with ``--help``.
+Thin wrapper: the command lives in :mod:`swe_explore.commands.chunks` (also ``swe-explore chunks``); run with
+``--help``.
 """
 
 import sys

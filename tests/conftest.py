@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pytest
@@ -33,6 +33,7 @@ def _store_in_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     """Point the default index store (``$SWE_EXPLORE_STORE``) at a temporary directory, so tests that do not pass
     a store never write into the user's cache; subprocesses inherit it."""
     monkeypatch.setenv("SWE_EXPLORE_STORE", str(tmp_path_factory.getbasetemp() / "default-store"))
+
 
 #: Word -> vector of the default tiny model (dimension 4; ``[UNK]`` is added with a zero vector).
 TINY_VOCAB: dict[str, list[float]] = {

@@ -213,8 +213,14 @@ def test_snapshot_commit_from_marker_and_git_head(tmp_path: Path) -> None:
     subprocess.run([*git, "commit", "-qm", "one"], check=True)
     head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
     assert snapshot_commit(repo) == head
-    record = parse_record({"instance_id": "o__r-1", "base_commit": "b" * 40, "problem_statement": "q",
-                           "ground_truth": {"read_core_files": [], "read_core_regions": []}})
+    record = parse_record(
+        {
+            "instance_id": "o__r-1",
+            "base_commit": "b" * 40,
+            "problem_statement": "q",
+            "ground_truth": {"read_core_files": [], "read_core_regions": []},
+        }
+    )
     with pytest.raises(SnapshotCommitError, match=r"o__r-1: snapshot .*marked is at commit aaaaaaaaaaaa"):
         check_snapshot(record, marked)
     assert check_snapshot(record, plain) is None

@@ -187,5 +187,8 @@ def test_backend_parity(n_docs: int) -> None:
 def test_rank_bm25_subclass_uses_lucene_idf() -> None:
     """LuceneBM25Okapi's idf is log(1 + (N - n + 0.5) / (n + 0.5)) for every term, never floored."""
     okapi = LuceneBM25Okapi([["self", "load"], ["self", "save"]])
-    assert okapi.idf == {"self": pytest.approx(math.log(1.2)), "load": pytest.approx(math.log(2)),
-                         "save": pytest.approx(math.log(2))}
+    assert okapi.idf == {
+        "self": pytest.approx(math.log(1.2)),
+        "load": pytest.approx(math.log(2)),
+        "save": pytest.approx(math.log(2)),
+    }

@@ -196,7 +196,13 @@ index 5555555..6666666
     assert [(r.path, r.start, r.end) for r in parsed.regions] == [("run.py", 2, 2)]
     assert (parsed.files[-1].old_mode, parsed.files[-1].new_mode) == ("100644", "100755")
     assert parsed.status_counts == {
-        "added": 1, "binary": 1, "copied": 1, "deleted": 1, "mode_only": 1, "modified": 1, "renamed": 1,
+        "added": 1,
+        "binary": 1,
+        "copied": 1,
+        "deleted": 1,
+        "mode_only": 1,
+        "modified": 1,
+        "renamed": 1,
     }
     assert [f.path for f in parsed.files_with_status("added", "deleted")] == ["new.py", "gone.py"]
 

@@ -40,9 +40,7 @@ def test_json_output_lists_k_regions_with_their_first_lines(capsys: pytest.Captu
     assert first["lines"] == lines[first["start"] - 1 : first["start"] + 2]
 
 
-def test_issue_from_stdin_and_text_format(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_issue_from_stdin_and_text_format(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """``-`` reads the issue from standard input; the text format numbers the regions and their lines."""
     monkeypatch.setattr("sys.stdin", io.StringIO(QUERY))
     assert _explore([str(GOSERVER), "-", "--k", "1"]) == 0

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 import faiss
 import numpy as np
@@ -21,7 +21,9 @@ def _chunks(texts: list[str]) -> list[Chunk]:
     return [Chunk("f.py", i + 1, i + 1, text=t) for i, t in enumerate(texts)]
 
 
-def test_br19_raw_inner_product_prefers_long_vectors(tiny_model_factory: Callable[[Mapping[str, Sequence[float]]], Path]) -> None:
+def test_br19_raw_inner_product_prefers_long_vectors(
+    tiny_model_factory: Callable[[Mapping[str, Sequence[float]]], Path],
+) -> None:
     """BR-19: raw IP ranks (3, 1) above the exact match (1, 0); our normalised index ranks the exact match first."""
     raw = faiss.IndexFlatIP(2)
     raw.add(np.array([[1.0, 0.0], [3.0, 1.0]], dtype=np.float32))

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -141,7 +142,11 @@ class _LineCount(Retriever):
 
     @classmethod
     def from_state(
-        cls, config: Mapping[str, Any], n_docs: int, state: RetrieverState, parts: Sequence[Retriever] = (),
+        cls,
+        config: Mapping[str, Any],
+        n_docs: int,
+        state: RetrieverState,
+        parts: Sequence[Retriever] = (),
         model: str | None = None,
     ) -> _LineCount:
         self = cls()

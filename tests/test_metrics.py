@@ -98,8 +98,10 @@ def test_regions_accepted_as_dict_tuple_list_and_chunk() -> None:
     chunk = Chunk(path="a.py", start=3, end=7, kind="window", text="x")
     assert {Region.from_json(r) for r in (reg("a.py", 3, 7), ("a.py", 3, 7), ["a.py", 3, 7], chunk)} == {("a.py", 3, 7)}
     g = gt([reg("a.py", 1, 5)])
-    assert evaluate_instance([chunk], g) == evaluate_instance([("a.py", 3, 7)], g) == evaluate_instance(
-        [reg("a.py", 3, 7)], g
+    assert (
+        evaluate_instance([chunk], g)
+        == evaluate_instance([("a.py", 3, 7)], g)
+        == evaluate_instance([reg("a.py", 3, 7)], g)
     )
 
 
@@ -505,7 +507,7 @@ def _literal_metrics(preds: list[tuple[str, int, int]], g: dict[str, Any], count
 
     core = [(r["path"], r["start"], r["end"]) for r in g["read_core_regions"]]
     opt = [(r["path"], r["start"], r["end"]) for rs in g["read_optional_regions_map"].values() for r in rs]
-    P, C, O = lines(preds), lines(core), lines(opt)
+    P, C, OPT = lines(preds), lines(core), lines(opt)
     CF, M = set(g["read_core_files"]), set(g["main_files"])
     OF = {p for fs in g["read_optional_files_map"].values() for p in fs}
     V = {p for p, _, _ in preds}
@@ -528,8 +530,8 @@ def _literal_metrics(preds: list[tuple[str, int, int]], g: dict[str, Any], count
             ws += w * (len(P & R) / len(R))
             wt += w
     m["weighted_core_coverage"] = ws / wt if core and wt > 0 else 0.0
-    m["context_efficiency"] = len(P & (C | O)) / len(P) if P else 0.0
-    m["optional_coverage"] = len(P & O) / len(O) if O else 0.0
+    m["context_efficiency"] = len(P & (C | OPT)) / len(P) if P else 0.0
+    m["optional_coverage"] = len(P & OPT) / len(OPT) if OPT else 0.0
     gains, lcs = [], []
     for p, s, e in preds:
         r = res(p, s, e)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import runpy
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -53,7 +54,10 @@ def test_missing_snapshots_are_counted_named_and_an_error_with_strict(
     assert status == 0 and summary["cases"] == 2
     assert summary["coverage"]["no_snapshot"] == IDS[2:] and summary["coverage"]["bench"] == 4
     assert "scored 2 of 4 bench instances (2 without snapshot" in captured.out
-    assert "2 of 4 bench instances have no snapshot (excluded from the means): mini__tsformat-3, mini__rustcalc-4" in captured.err
+    assert (
+        "2 of 4 bench instances have no snapshot (excluded from the means): mini__tsformat-3, mini__rustcalc-4"
+        in captured.err
+    )
     assert _evaluate(mini_rows, repos, tmp_path, "--strict")[0] == 1
 
 
@@ -87,9 +91,7 @@ def test_predicted_paths_outside_the_snapshot_are_reported(
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     status, summary = _evaluate(path, MINI_REPOS, tmp_path)
     assert status == 0
-    assert summary["coverage"]["paths_not_in_snapshot"] == {
-        "mini__pyshop-1": [r["path"] for r in target["regions"]]
-    }
+    assert summary["coverage"]["paths_not_in_snapshot"] == {"mini__pyshop-1": [r["path"] for r in target["regions"]]}
     assert summary["coverage"]["regions_not_in_snapshot"] == 3
     assert "3 predicted region(s) in 1 instance(s) name files that are not in the snapshot" in capsys.readouterr().err
 

@@ -187,8 +187,9 @@ def test_no_two_regions_of_a_file_stay_within_merge_gap_when_the_budget_allows(s
         path = rng.choice(sorted(files))
         start = rng.randint(1, files[path])
         ranked.append(_c(path, start, min(files[path], start + rng.randint(0, 60))))
-    cfg = PackConfig(k=rng.randint(2, 8), budget=rng.randint(50, 600), merge_gap=rng.randint(1, 25),
-                     fill=rng.random() < 0.5)
+    cfg = PackConfig(
+        k=rng.randint(2, 8), budget=rng.randint(50, 600), merge_gap=rng.randint(1, 25), fill=rng.random() < 0.5
+    )
     regions = pack(ranked, cfg, file_lines=files)
     assert len(regions) <= cfg.k and sum(r.n_lines for r in regions) <= cfg.budget
     for i, a in enumerate(regions):

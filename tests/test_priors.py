@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from swe_explore.chunking.types import Chunk
-from swe_explore.retrievers.base import Hit
 from swe_explore.explore.priors import RankPriors, apply_priors
+from swe_explore.retrievers.base import Hit
 
 CHUNKS = [
     Chunk("docs/guide.rst", 1, 10, "window", "", "text"),  # 0: prose in a docs dir

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from swe_explore.evaluation.bench import find_snapshot, load_bench
+from swe_explore.evaluation.results import evaluate_rows, make_row, summarize
 from swe_explore.explore.reference import (
     PAPER_ERA_EXTENSIONS,
     REFERENCE_EXPLORERS,
@@ -20,7 +21,6 @@ from swe_explore.explore.reference import (
     reference_source_files,
     reference_windows,
 )
-from swe_explore.evaluation.results import evaluate_rows, make_row, summarize
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"  # ../shared from the project root, as in conftest.py
 POTION_DIR = SHARED / "models" / "potion-base-8M"
@@ -259,9 +259,7 @@ def test_prebuilt_chunks_are_reused(tiny_repo: Path) -> None:
     """Explorers built from shared chunks answer like explorers that chunk the snapshot themselves."""
     chunks = reference_chunks(tiny_repo)
     assert ReferenceBM25(tiny_repo, chunks=chunks).search("Gamma:", 4) == ReferenceBM25(tiny_repo).search("Gamma:", 4)
-    assert ReferenceTFIDF(tiny_repo, chunks=chunks[:1]).explore("alpha beta", 3) == [
-        ("a.py", 1, 2)
-    ]
+    assert ReferenceTFIDF(tiny_repo, chunks=chunks[:1]).explore("alpha beta", 3) == [("a.py", 1, 2)]
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -296,9 +294,9 @@ def test_potion_needs_a_model(tiny_repo: Path) -> None:
 
 def test_registry() -> None:
     """The registry maps the three reference names to their classes."""
-    assert REFERENCE_EXPLORERS == {
+    assert {
         "reference_bm25": ReferenceBM25, "reference_tfidf": ReferenceTFIDF, "reference_potion": ReferencePotion,
-    }  # fmt: skip
+    } == REFERENCE_EXPLORERS  # fmt: skip
 
 
 @pytest.mark.slow

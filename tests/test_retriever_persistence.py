@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Tuple
+from typing import Any
 
 import numpy as np
 import pytest
@@ -24,7 +25,7 @@ from swe_explore.indexes.files import (
 from swe_explore.retrievers.base import InvalidStateError, Retriever, RetrieverState
 from swe_explore.retrievers.registry import RETRIEVERS, make_retriever, retriever_options
 
-Saved = Tuple[Retriever, Path]
+Saved = tuple[Retriever, Path]
 QUERIES = ["Session timeout when sending a request", "get_cookie from the jar", "alpha beta gamma delta", "zzz"]
 
 FACTORIES: dict[str, Callable[[str], Retriever]] = {
@@ -43,9 +44,7 @@ _NO_BM25S = pytest.mark.skipif(importlib.util.find_spec("bm25s") is None, reason
 
 
 @pytest.fixture(params=[pytest.param(n, marks=_NO_BM25S) if n == "bm25-bm25s" else n for n in FACTORIES])
-def saved(
-    request: pytest.FixtureRequest, tiny_model_dir: Path, sample_chunks: list[Chunk], tmp_path: Path
-) -> Saved:
+def saved(request: pytest.FixtureRequest, tiny_model_dir: Path, sample_chunks: list[Chunk], tmp_path: Path) -> Saved:
     """Each retriever built on the sample chunks and saved into ``tmp_path/index``; yields (retriever, dir)."""
     retriever = FACTORIES[request.param](str(tiny_model_dir))
     retriever.build(sample_chunks)
@@ -230,7 +229,11 @@ def test_registry_names_and_errors() -> None:
 
 @pytest.mark.parametrize("name", ["potion", "faiss-flat", "hybrid"])
 def test_load_retriever_uses_the_model_asked_for(
-    name: str, tiny_model_dir: Path, tiny_model_factory: Any, sample_chunks: list[Chunk], tmp_path: Path,
+    name: str,
+    tiny_model_dir: Path,
+    tiny_model_factory: Any,
+    sample_chunks: list[Chunk],
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """load_retriever(model=...) loads with that model (a different one is refused as stale); without it the
@@ -294,8 +297,10 @@ def test_from_state_names_the_bad_file(sample_chunks: list[Chunk]) -> None:
     state = bm25.state()
     cls = type(bm25)
     bad = {
-        "tf.npz": (RetrieverState({**state.files, "tf.npz": sp.csr_matrix((2, 2), dtype=np.int32)}),
-                   r"shape \(2, 2\), expected \(6, "),
+        "tf.npz": (
+            RetrieverState({**state.files, "tf.npz": sp.csr_matrix((2, 2), dtype=np.int32)}),
+            r"shape \(2, 2\), expected \(6, ",
+        ),
         "vocab.json": (RetrieverState({**state.files, "vocab.json": ["a", "a"]}), "1 repeated term"),
         None: (state, "invalid config"),
     }
@@ -315,8 +320,19 @@ def test_retrievers_never_import_indexes() -> None:
     import subprocess
     import sys
 
-    modules = ["base", "bm25", "common", "faiss_index", "features", "hybrid", "potion", "registry", "tfidf",
-               "tokenize", "wordcache"]
+    modules = [
+        "base",
+        "bm25",
+        "common",
+        "faiss_index",
+        "features",
+        "hybrid",
+        "potion",
+        "registry",
+        "tfidf",
+        "tokenize",
+        "wordcache",
+    ]
     script = (
         "import importlib, sys\n"
         f"for m in {modules!r}:\n"

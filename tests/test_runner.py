@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import runpy
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from swe_explore.evaluation.bench import load_bench
-from swe_explore.explore.options import parse_option
 from swe_explore.evaluation.runner import ConcurrentRunError, exclusive_lock, run_explorer
+from swe_explore.explore.options import parse_option
 
 ROOT = Path(__file__).resolve().parent.parent
 MINI_BENCH = ROOT / "swe_explore" / "data" / "mini" / "mini.jsonl"
@@ -22,7 +22,7 @@ class _Explorer:
     """A stub explorer that fails on the instances named in ``fail``."""
 
     name = "stub"
-    explorer_config = {"stub": 1}
+    explorer_config: ClassVar[dict[str, int]] = {"stub": 1}
 
     def __init__(self, fail: set[str]) -> None:
         self.fail = fail
@@ -67,17 +67,20 @@ def test_a_row_cut_off_by_a_kill_is_dropped_and_rerun(tmp_path: Path) -> None:
 def test_a_second_writer_is_refused(tmp_path: Path) -> None:
     """While one run holds the result file's lock, another run on it raises ConcurrentRunError."""
     out = tmp_path / "rows.jsonl"
-    with exclusive_lock(out):
-        with pytest.raises(ConcurrentRunError, match="another run is writing"):
-            run_explorer(_Explorer(set()), load_bench(MINI_BENCH), MINI_REPOS, out, progress=False)
+    with exclusive_lock(out), pytest.raises(ConcurrentRunError, match="another run is writing"):
+        run_explorer(_Explorer(set()), load_bench(MINI_BENCH), MINI_REPOS, out, progress=False)
     assert not Path(f"{out}.lock").exists()
 
 
 @pytest.mark.parametrize(
     "text,expected",
-    [("k1=1.2", ("k1", 1.2)), ("parts=[bm25,tfidf]", ("parts", ["bm25", "tfidf"])),
-     ('parts=["bm25","potion"]', ("parts", ["bm25", "potion"])), ("backend=bm25s", ("backend", "bm25s")),
-     ("max-length=512", ("max_length", 512))],
+    [
+        ("k1=1.2", ("k1", 1.2)),
+        ("parts=[bm25,tfidf]", ("parts", ["bm25", "tfidf"])),
+        ('parts=["bm25","potion"]', ("parts", ["bm25", "potion"])),
+        ("backend=bm25s", ("backend", "bm25s")),
+        ("max-length=512", ("max_length", 512)),
+    ],
 )
 def test_parse_option(text: str, expected: tuple[str, Any]) -> None:
     """-O values are JSON, unquoted bracketed lists, or text; dashes in keys become underscores."""
@@ -124,11 +127,18 @@ def test_evaluate_skips_rows_outside_the_bench_and_accepts_empty_queries(
     bench = tmp_path / "bench.jsonl"
     bench.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
     preds = tmp_path / "preds.jsonl"
-    rows = [{"instance_id": "mini__pyshop-1", "regions": [{"path": "pyshop/cart.py", "start": 28, "end": 31}]},
-            {"instance_id": "ghost__repo-9", "regions": []}]
+    rows = [
+        {"instance_id": "mini__pyshop-1", "regions": [{"path": "pyshop/cart.py", "start": 28, "end": 31}]},
+        {"instance_id": "ghost__repo-9", "regions": []},
+    ]
     preds.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    assert _main("evaluate", ["--bench", str(bench), "--repos", str(MINI_REPOS), str(preds), "--json",
-                              str(tmp_path / "s.json")]) == 0
+    assert (
+        _main(
+            "evaluate",
+            ["--bench", str(bench), "--repos", str(MINI_REPOS), str(preds), "--json", str(tmp_path / "s.json")],
+        )
+        == 0
+    )
     assert "ghost__repo-9" in capsys.readouterr().err
     summary = json.loads((tmp_path / "s.json").read_text())
     only = next(iter(summary.values()))

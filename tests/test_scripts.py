@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import runpy
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -24,8 +25,18 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 
 def _run(tmp_path: Path, *extra: str) -> tuple[int, Path]:
     out = tmp_path / "rows.jsonl"
-    argv = ["--bench", str(MINI_BENCH), "--repos", str(MINI_REPOS), "--out", str(out),
-            "--store", str(tmp_path / "store"), "--quiet", *extra]
+    argv = [
+        "--bench",
+        str(MINI_BENCH),
+        "--repos",
+        str(MINI_REPOS),
+        "--out",
+        str(out),
+        "--store",
+        str(tmp_path / "store"),
+        "--quiet",
+        *extra,
+    ]
     return _script("run_baselines")(argv), out
 
 
@@ -74,8 +85,12 @@ def test_evaluate_prints_the_table(tmp_path: Path, capsys: pytest.CaptureFixture
     """evaluate.py rescored rows match the metrics written by run_baselines.py."""
     _, out = _run(tmp_path)
     capsys.readouterr()
-    assert _script("evaluate")(["--bench", str(MINI_BENCH), "--repos", str(MINI_REPOS), str(out),
-                                "--json", str(tmp_path / "s.json")]) == 0
+    assert (
+        _script("evaluate")(
+            ["--bench", str(MINI_BENCH), "--repos", str(MINI_REPOS), str(out), "--json", str(tmp_path / "s.json")]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "bm25+function" in printed and "nDCG@500" in printed
     summary = json.loads((tmp_path / "s.json").read_text())["bm25+function"]
@@ -94,20 +109,41 @@ def test_evaluate_compare_two_tiny_result_files(tmp_path: Path, capsys: pytest.C
     """``gold`` predicts each instance's core regions (all hit metrics 1), ``empty`` predicts nothing (all 0) and
     lacks one instance: 3 instances compared; 3 differences of +1 give the exact p = 2 / 2^3 = 0.25."""
     records = [json.loads(line) for line in MINI_BENCH.read_text().splitlines()]
-    gold = _write_rows(tmp_path / "gold.jsonl", [
-        {"instance_id": r["instance_id"], "explorer": "gold", "regions": r["ground_truth"]["read_core_regions"]}
-        for r in records])
-    empty = _write_rows(tmp_path / "empty.jsonl", [
-        {"instance_id": r["instance_id"], "explorer": "empty", "regions": []} for r in records[:3]])
-    argv = ["--bench", str(MINI_BENCH), "--repos", str(MINI_REPOS), str(gold), str(empty), "--compare",
-            "--baseline", str(empty), "--metrics", "main", "--json", str(tmp_path / "s.json"),
-            "--per-instance-csv", str(tmp_path / "pi.csv")]
+    gold = _write_rows(
+        tmp_path / "gold.jsonl",
+        [
+            {"instance_id": r["instance_id"], "explorer": "gold", "regions": r["ground_truth"]["read_core_regions"]}
+            for r in records
+        ],
+    )
+    empty = _write_rows(
+        tmp_path / "empty.jsonl",
+        [{"instance_id": r["instance_id"], "explorer": "empty", "regions": []} for r in records[:3]],
+    )
+    argv = [
+        "--bench",
+        str(MINI_BENCH),
+        "--repos",
+        str(MINI_REPOS),
+        str(gold),
+        str(empty),
+        "--compare",
+        "--baseline",
+        str(empty),
+        "--metrics",
+        "main",
+        "--json",
+        str(tmp_path / "s.json"),
+        "--per-instance-csv",
+        str(tmp_path / "pi.csv"),
+    ]
     capsys.readouterr()
     assert _script("evaluate")(argv) == 0
     printed = capsys.readouterr().out
     missing = records[3]["instance_id"]
-    assert ("compared: 3 instances present in all 2 files, baseline 'empty' "
-            f"(left out: 1 missing from empty: {missing})") in printed
+    assert (
+        f"compared: 3 instances present in all 2 files, baseline 'empty' (left out: 1 missing from empty: {missing})"
+    ) in printed
     table = printed.split("compared: ")[1].splitlines()
     assert table[1].split("|")[1:3] == [" metric    ", " empty                           "]
     assert table[3] == "| HitFile   | 0.000 [0.000, 0.000] (baseline) | 1.000 [1.000, 1.000] p=0.250 |"
@@ -128,8 +164,23 @@ def test_evaluate_compare_two_tiny_result_files(tmp_path: Path, capsys: pytest.C
 
 def test_index_repos_builds_then_skips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """index_repos.py builds every mini snapshot with two retrievers, then finds them all up to date."""
-    argv = ["--repos", str(MINI_REPOS), "--out", str(tmp_path / "store"), "--quiet",
-            "--retriever", "bm25", "--retriever", "tfidf", "--chunker", "window", "--size", "20", "--overlap", "5"]
+    argv = [
+        "--repos",
+        str(MINI_REPOS),
+        "--out",
+        str(tmp_path / "store"),
+        "--quiet",
+        "--retriever",
+        "bm25",
+        "--retriever",
+        "tfidf",
+        "--chunker",
+        "window",
+        "--size",
+        "20",
+        "--overlap",
+        "5",
+    ]
     index_repos = _script("index_repos")
     assert index_repos(argv) == 0
     assert "4 built, 0 up to date, 0 failed" in capsys.readouterr().out
@@ -163,12 +214,30 @@ def test_index_repos_records_a_failing_snapshot_and_goes_on(tmp_path: Path, caps
 def test_compare_chunkers_writes_table_csv_rows_and_plots(tmp_path: Path) -> None:
     """A 2×1 grid plus the reference BM25 writes one result file per cell, the tables and one plot per metric."""
     out = tmp_path / "cmp"
-    argv = ["--bench", str(MINI_BENCH), "--repos", str(MINI_REPOS), "--out", str(out), "--store",
-            str(tmp_path / "store"), "--quiet", "--chunkers", "window", "function", "--retrievers", "bm25",
-            "--references", "reference_bm25"]
+    argv = [
+        "--bench",
+        str(MINI_BENCH),
+        "--repos",
+        str(MINI_REPOS),
+        "--out",
+        str(out),
+        "--store",
+        str(tmp_path / "store"),
+        "--quiet",
+        "--chunkers",
+        "window",
+        "function",
+        "--retrievers",
+        "bm25",
+        "--references",
+        "reference_bm25",
+    ]
     assert _script("compare_chunkers")(argv) == 0
     assert sorted(p.name for p in (out / "results").iterdir()) == [
-        "bm25+function.jsonl", "bm25+window.jsonl", "reference_bm25.jsonl"]
+        "bm25+function.jsonl",
+        "bm25+window.jsonl",
+        "reference_bm25.jsonl",
+    ]
     lines = (out / "table.csv").read_text().splitlines()
     assert lines[0].startswith("cell,chunker,retriever,language,cases")
     # 3 cells × (all + 4 languages: go, python, rust, typescript)
@@ -181,8 +250,14 @@ def test_compare_chunkers_writes_table_csv_rows_and_plots(tmp_path: Path) -> Non
     assert "vs `bm25+function`" in table
     header = lines[0].split(",")
     assert header[23:25] == ["baseline", "compared_instances"]
-    assert header[25:31] == ["precision_ci_low", "precision_ci_high", "precision_delta", "precision_p",
-                             "precision_p_holm", "precision_sig"]
+    assert header[25:31] == [
+        "precision_ci_low",
+        "precision_ci_high",
+        "precision_delta",
+        "precision_p",
+        "precision_p_holm",
+        "precision_sig",
+    ]
     by_cell = {row.split(",")[0]: row.split(",") for row in lines[1:] if row.split(",")[3] == "all"}
     assert by_cell["bm25+function"][23:25] == ["bm25+function", "4"]
     assert by_cell["bm25+function"][28:30] == ["", ""]  # the baseline is not tested
@@ -209,9 +284,25 @@ def test_compare_chunkers_baseline_cell_option(tmp_path: Path, capsys: pytest.Ca
     assert baseline_cell("reference_bm25", cells) == "reference_bm25"
     with pytest.raises(ValueError, match="cells: reference_bm25, bm25[+]window, bm25[+]window [(]raw[)]"):
         baseline_cell("function/bm25", cells)
-    argv = ["--bench", str(MINI_BENCH), "--repos", str(MINI_REPOS), "--out", str(tmp_path / "cmp"), "--store",
-            str(tmp_path / "store"), "--quiet", "--chunkers", "window", "--retrievers", "bm25", "--references",
-            "reference_bm25", "--baseline-cell", "function/bm25"]
+    argv = [
+        "--bench",
+        str(MINI_BENCH),
+        "--repos",
+        str(MINI_REPOS),
+        "--out",
+        str(tmp_path / "cmp"),
+        "--store",
+        str(tmp_path / "store"),
+        "--quiet",
+        "--chunkers",
+        "window",
+        "--retrievers",
+        "bm25",
+        "--references",
+        "reference_bm25",
+        "--baseline-cell",
+        "function/bm25",
+    ]
     with pytest.raises(SystemExit) as exc:
         _script("compare_chunkers")(argv)
     assert exc.value.code == 2
@@ -236,8 +327,21 @@ def test_br16_empty_and_binary_only_snapshots_give_empty_rows(tmp_path: Path, re
     (tmp_path / "repos" / "empty__repo-1" / "empty.py").write_text("")
     (tmp_path / "repos" / "binary__repo-2" / "blob.py").write_bytes(b"\x00\x01\x02" * 100)
     out = tmp_path / "rows.jsonl"
-    argv = ["--bench", str(bench), "--repos", str(tmp_path / "repos"), "--out", str(out), "--store",
-            str(tmp_path / "store"), "--quiet", "--retriever", retriever, "--k", "50"]
+    argv = [
+        "--bench",
+        str(bench),
+        "--repos",
+        str(tmp_path / "repos"),
+        "--out",
+        str(out),
+        "--store",
+        str(tmp_path / "store"),
+        "--quiet",
+        "--retriever",
+        retriever,
+        "--k",
+        "50",
+    ]
     assert _script("run_baselines")(argv) == 0
     rows_by_id = {row["instance_id"]: row for row in _rows(out)}
     assert all(row["outcome"] == "SUCCESS" for row in rows_by_id.values())

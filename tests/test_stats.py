@@ -21,7 +21,6 @@ from swe_explore.evaluation.stats import (
     significance_marker,
 )
 
-
 # ---------------------------------------------------------------------------------------------- permutation test
 
 

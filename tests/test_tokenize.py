@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from swe_explore.chunking.types import Chunk
 from swe_explore.retrievers.common import document_text
 from swe_explore.retrievers.tokenize import CODE_STOP_WORDS, ENGLISH_STOP_WORDS, CodeTokenizer
-from swe_explore.chunking.types import Chunk
 
 PLAIN = CodeTokenizer(stopwords="none")
 
@@ -39,10 +39,24 @@ def test_whole_identifier_modes() -> None:
     """``whole`` emits the identifier raw (underscores kept), joined (underscores removed) or not at all."""
     text = "get_user_name getUserName"
     assert CodeTokenizer(whole="raw", stopwords="none").tokenize(text) == [
-        "get_user_name", "get", "user", "name", "getusername", "get", "user", "name"
+        "get_user_name",
+        "get",
+        "user",
+        "name",
+        "getusername",
+        "get",
+        "user",
+        "name",
     ]
     assert CodeTokenizer(whole="joined", stopwords="none").tokenize(text) == [
-        "getusername", "get", "user", "name", "getusername", "get", "user", "name"
+        "getusername",
+        "get",
+        "user",
+        "name",
+        "getusername",
+        "get",
+        "user",
+        "name",
     ]
     assert CodeTokenizer(whole="none", stopwords="none").tokenize(text) == ["get", "user", "name"] * 2
 
@@ -56,7 +70,11 @@ def test_punctuation_numbers_and_short_tokens_dropped() -> None:
 def test_min_len() -> None:
     """``min_len=3`` also drops two-letter tokens, whole identifiers included."""
     assert CodeTokenizer(stopwords="none", min_len=3).tokenize("os.path ab_cd abc_def") == [
-        "path", "ab_cd", "abc_def", "abc", "def"
+        "path",
+        "ab_cd",
+        "abc_def",
+        "abc",
+        "def",
     ]
 
 
@@ -70,10 +88,24 @@ def test_stop_word_lists() -> None:
     """``english`` keeps code keywords, ``none`` keeps everything; a stop word inside an identifier still splits."""
     text = "def is_valid(self): return the_value"
     assert CodeTokenizer(stopwords="english").tokenize(text) == [
-        "def", "is_valid", "valid", "self", "return", "the_value", "value"
+        "def",
+        "is_valid",
+        "valid",
+        "self",
+        "return",
+        "the_value",
+        "value",
     ]
     assert CodeTokenizer(stopwords="none").tokenize(text) == [
-        "def", "is_valid", "is", "valid", "self", "return", "the_value", "the", "value"
+        "def",
+        "is_valid",
+        "is",
+        "valid",
+        "self",
+        "return",
+        "the_value",
+        "the",
+        "value",
     ]
     assert "self" in CODE_STOP_WORDS and "the" in ENGLISH_STOP_WORDS and "self" not in ENGLISH_STOP_WORDS
 
@@ -88,7 +120,13 @@ def test_bom_and_format_characters_never_leak() -> None:
 def test_unicode_identifiers() -> None:
     """Non-ASCII identifiers are kept, lower-cased and split at case changes; caseless scripts stay whole."""
     assert PLAIN.tokenize("größeWert = naïveBayes(Café)") == [
-        "größewert", "größe", "wert", "naïvebayes", "naïve", "bayes", "café"
+        "größewert",
+        "größe",
+        "wert",
+        "naïvebayes",
+        "naïve",
+        "bayes",
+        "café",
     ]
     assert PLAIN.tokenize("变量名 = ΔΕΛΤΑ_τιμή") == ["变量名", "δελτα_τιμή", "δελτα", "τιμή"]
 
@@ -103,11 +141,15 @@ def test_small_cache_changes_nothing() -> None:
     """A cache far smaller than the vocabulary gives the same tokens as the default cache."""
     texts = ["fooBar baz_qux", "fooBar again", "HTTPError"]
     small = CodeTokenizer(stopwords="none", cache_size=1)
-    assert [small.tokenize(t) for t in texts] == [PLAIN.tokenize(t) for t in texts] == [
-        ["foobar", "foo", "bar", "baz_qux", "baz", "qux"],
-        ["foobar", "foo", "bar", "again"],
-        ["httperror", "http", "error"],
-    ]
+    assert (
+        [small.tokenize(t) for t in texts]
+        == [PLAIN.tokenize(t) for t in texts]
+        == [
+            ["foobar", "foo", "bar", "baz_qux", "baz", "qux"],
+            ["foobar", "foo", "bar", "again"],
+            ["httperror", "http", "error"],
+        ]
+    )
 
 
 def test_config_round_trip_and_validation() -> None:
@@ -135,5 +177,13 @@ def test_document_text_fields() -> None:
     no_symbol = Chunk("a.py", 1, 1, text="pass")
     assert document_text(no_symbol) == "a.py\npass"
     assert CodeTokenizer().tokenize(document_text(chunk)) == [
-        "xarray", "core", "dataset", "py", "dataset", "to_dict", "dict", "to_dict", "dict"
+        "xarray",
+        "core",
+        "dataset",
+        "py",
+        "dataset",
+        "to_dict",
+        "dict",
+        "to_dict",
+        "dict",
     ]

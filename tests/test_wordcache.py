@@ -30,7 +30,7 @@ TEXTS = [
 ]
 
 
-def _bert_tokenizer():  # noqa: ANN202 - tokenizers.Tokenizer
+def _bert_tokenizer():
     """A tiny BERT-uncased-style tokenizer: BertNormalizer + BertPreTokenizer + WordPiece, special tokens added."""
     from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers
 

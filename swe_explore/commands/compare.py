@@ -36,16 +36,22 @@ from swe_explore.chunking.languages import language_for_path
 from swe_explore.chunking.registry import DEFAULT_CHUNKER
 from swe_explore.evaluation.bench import BenchRecord
 from swe_explore.evaluation.cli import add_bench_arguments, die, load_bench_args
-from swe_explore.explore.options import add_explorer_arguments, explorer_from_args
-from swe_explore.explore.explorer import make_explorer
 from swe_explore.evaluation.metrics import METRIC_NAMES
 from swe_explore.evaluation.plots import Bar, bar_chart, delta_chart, pyplot
-from swe_explore.evaluation.results import SHORT_NAMES, evaluate_rows, format_table, mean_metrics, read_rows
-from swe_explore.evaluation.results import write_instance_csv
+from swe_explore.evaluation.results import (
+    SHORT_NAMES,
+    evaluate_rows,
+    format_table,
+    mean_metrics,
+    read_rows,
+    write_instance_csv,
+)
 from swe_explore.evaluation.runner import ConcurrentRunError, ConfigMismatchError, run_explorer
+from swe_explore.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, compare_rows, format_comparison
+from swe_explore.explore.explorer import make_explorer
+from swe_explore.explore.options import add_explorer_arguments, explorer_from_args
 from swe_explore.explore.packing import PackConfig
 from swe_explore.explore.priors import RankPriors
-from swe_explore.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, compare_rows, format_comparison
 
 PLOTTED = [("ndcg_at_500", "nDCG@500"), ("hit_file_rate", "HitFile"), ("context_efficiency", "Context efficiency")]
 DELTA_METRIC = "ndcg_at_500"
@@ -72,12 +78,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument("--overwrite", action="store_true", help="rerun every cell instead of resuming")
-    parser.add_argument("--baseline-cell", default=None, metavar="CELL",
-                        help="the cell every other is tested against: a label such as bm25+function or "
-                             f"reference_bm25, or CHUNKER/RETRIEVER (default: {DEFAULT_BASELINE} if in the grid, "
-                             "else the first cell)")
-    parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
-                        help="bootstrap resamples and random permutations (default: %(default)s)")
+    parser.add_argument(
+        "--baseline-cell",
+        default=None,
+        metavar="CELL",
+        help="the cell every other is tested against: a label such as bm25+function or "
+        f"reference_bm25, or CHUNKER/RETRIEVER (default: {DEFAULT_BASELINE} if in the grid, "
+        "else the first cell)",
+    )
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=DEFAULT_RESAMPLES,
+        help="bootstrap resamples and random permutations (default: %(default)s)",
+    )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of both (default: %(default)s)")
     add_explorer_arguments(parser, choose=False)
     args = parser.parse_args(argv)
@@ -95,13 +109,15 @@ def main(argv: list[str] | None = None) -> int:
         for chunker in args.chunkers:
             for retriever in args.retrievers:
                 args.chunker = chunker
-                for raw in ([False, True] if args.raw else [False]):
+                for raw in [False, True] if args.raw else [False]:
                     explorer = explorer_from_args(args, retriever)
                     label = f"{retriever}+{chunker}"
                     if raw:
                         explorer.priors = RankPriors.off()
                         label += " (raw)"
-                    cells.append((label, explorer, {"chunker": chunker, "retriever": retriever + (" raw" if raw else "")}))
+                    cells.append(
+                        (label, explorer, {"chunker": chunker, "retriever": retriever + (" raw" if raw else "")})
+                    )
     except ValueError as exc:
         parser.error(str(exc))
     if args.resamples < 1:
@@ -131,22 +147,33 @@ def main(argv: list[str] | None = None) -> int:
             **meta,
             "cases": len(scored),
             "metrics": mean_metrics(scored),
-            "per_language": {lang: mean_metrics([r for r in scored if languages[r["instance_id"]] == lang])
-                             for lang in by_language},
+            "per_language": {
+                lang: mean_metrics([r for r in scored if languages[r["instance_id"]] == lang]) for lang in by_language
+            },
             "median_seconds": statistics.median(seconds) if seconds else 0.0,
         }
         print(f"{label}: {len(scored)} instances, {time.perf_counter() - t0:.1f} s", file=sys.stderr)
 
     scopes = {"all": scored_by_label} | {
-        lang: {label: [r for r in rows if languages[r["instance_id"]] == lang]
-               for label, rows in scored_by_label.items()}
-        for lang in (by_language if len(by_language) > 1 else [])}
-    comparisons = {scope: comparison_or_none(rows, baseline, args.resamples, args.seed)
-                   for scope, rows in scopes.items()}
+        lang: {
+            label: [r for r in rows if languages[r["instance_id"]] == lang] for label, rows in scored_by_label.items()
+        }
+        for lang in (by_language if len(by_language) > 1 else [])
+    }
+    comparisons = {
+        scope: comparison_or_none(rows, baseline, args.resamples, args.seed) for scope, rows in scopes.items()
+    }
     write_instance_csv(out / "per_instance.csv", scored_by_label)
     plotted = write_outputs(out, summary, by_language, len(records), comparisons, scored_by_label)
-    shown = ["hit_file_rate", "hit_region_rate", "ndcg_at_500", "recall_at_500", "context_efficiency", "precision",
-             "first_useful_hit"]
+    shown = [
+        "hit_file_rate",
+        "hit_region_rate",
+        "ndcg_at_500",
+        "recall_at_500",
+        "context_efficiency",
+        "precision",
+        "first_useful_hit",
+    ]
     if comparisons["all"] is None:
         print(format_table({label: s["metrics"] for label, s in summary.items()}, metrics=shown))
     else:
@@ -223,15 +250,28 @@ def write_outputs(
         if comparison is not None:
             parts.append(format_comparison(comparison, metrics_as="rows"))
         else:
-            means = {label: s["metrics"] if scope == "all" else s["per_language"][scope]
-                     for label, s in summary.items()}
+            means = {
+                label: s["metrics"] if scope == "all" else s["per_language"][scope] for label, s in summary.items()
+            }
             parts.append(format_table(means, metrics=METRIC_NAMES))
     (out / "table.md").write_text("\n".join(parts) + "\n", encoding="utf-8")
     stat_columns = ["ci_low", "ci_high", "delta", "p", "p_holm", "sig"]
     with (out / "table.csv").open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["cell", "chunker", "retriever", "language", "cases", "median_seconds", *METRIC_NAMES,
-                         "baseline", "compared_instances", *(f"{m}_{c}" for m in METRIC_NAMES for c in stat_columns)])
+        writer.writerow(
+            [
+                "cell",
+                "chunker",
+                "retriever",
+                "language",
+                "cases",
+                "median_seconds",
+                *METRIC_NAMES,
+                "baseline",
+                "compared_instances",
+                *(f"{m}_{c}" for m in METRIC_NAMES for c in stat_columns),
+            ]
+        )
         for label, s in summary.items():
             for scope in scopes:
                 metrics = s["metrics"] if scope == "all" else s["per_language"][scope]
@@ -241,10 +281,26 @@ def write_outputs(
                     stats_cells = [comparison.baseline, str(comparison.n)]
                     for m in METRIC_NAMES:
                         c = comparison.cells[label][m]
-                        stats_cells += [f"{c.ci_low:.6f}", f"{c.ci_high:.6f}", f"{c.delta:.6f}", _p_text(c.p),
-                                        _p_text(c.p_holm), c.marker]
-                writer.writerow([label, s["chunker"], s["retriever"], scope, s["cases"], f"{s['median_seconds']:.4f}",
-                                 *(f"{metrics[m]:.6f}" for m in METRIC_NAMES), *stats_cells])
+                        stats_cells += [
+                            f"{c.ci_low:.6f}",
+                            f"{c.ci_high:.6f}",
+                            f"{c.delta:.6f}",
+                            _p_text(c.p),
+                            _p_text(c.p_holm),
+                            c.marker,
+                        ]
+                writer.writerow(
+                    [
+                        label,
+                        s["chunker"],
+                        s["retriever"],
+                        scope,
+                        s["cases"],
+                        f"{s['median_seconds']:.4f}",
+                        *(f"{metrics[m]:.6f}" for m in METRIC_NAMES),
+                        *stats_cells,
+                    ]
+                )
     return plot(out / "plots", summary, languages, comparisons, scored_by_label or {})
 
 
@@ -252,8 +308,9 @@ def _p_text(p: float) -> str:
     return "" if math.isnan(p) else f"{p:.6f}"
 
 
-def metric_bars(summary: dict[str, dict[str, Any]], metric: str, comparison: Comparison | None,
-                scope: str = "all") -> list[Bar]:
+def metric_bars(
+    summary: dict[str, dict[str, Any]], metric: str, comparison: Comparison | None, scope: str = "all"
+) -> list[Bar]:
     """One :class:`Bar` per cell (group = retriever, series = chunker): mean, CI and marker from the comparison.
 
     A cell the comparison lacks (no rows) is missing (``mean=None``); without a comparison the bars are the
@@ -269,8 +326,9 @@ def metric_bars(summary: dict[str, dict[str, Any]], metric: str, comparison: Com
             bars.append(Bar(s["retriever"], s["chunker"], None))
         else:
             c = comparison.cells[label][metric]
-            bars.append(Bar(s["retriever"], s["chunker"], c.mean, (c.ci_low, c.ci_high), c.marker,
-                            label == comparison.baseline))
+            bars.append(
+                Bar(s["retriever"], s["chunker"], c.mean, (c.ci_low, c.ci_high), c.marker, label == comparison.baseline)
+            )
     return bars
 
 
@@ -280,9 +338,13 @@ def best_cell(comparison: Comparison, metric: str) -> str | None:
     return max(others, key=lambda label: comparison.cells[label][metric].mean) if others else None
 
 
-def plot(directory: Path, summary: dict[str, dict[str, Any]], languages: list[str],
-         comparisons: dict[str, Comparison | None] | None = None,
-         scored_by_label: dict[str, list[dict[str, Any]]] | None = None) -> bool:
+def plot(
+    directory: Path,
+    summary: dict[str, dict[str, Any]],
+    languages: list[str],
+    comparisons: dict[str, Comparison | None] | None = None,
+    scored_by_label: dict[str, list[dict[str, Any]]] | None = None,
+) -> bool:
     """Bar charts with CIs (one figure per plotted metric and scope) and the per-instance difference plot.
 
     :return: ``False`` when matplotlib is not installed (no plots), else ``True``.
@@ -299,9 +361,11 @@ def plot(directory: Path, summary: dict[str, dict[str, Any]], languages: list[st
             bars = metric_bars(summary, metric, comparison, scope)
             fig, ax = plt.subplots(figsize=(min(16.0, max(8.5, 4.0 + 0.6 * len(bars))), 5.0))
             if comparison is not None:
-                heading = (f"{title} ({scope}, n={comparison.n} instances): mean, 95% bootstrap CI\n"
-                           f"▲/▼ significantly above/below {comparison.baseline}: * p<0.05, ** p<0.01 "
-                           "(paired permutation test, Holm)")
+                heading = (
+                    f"{title} ({scope}, n={comparison.n} instances): mean, 95% bootstrap CI\n"
+                    f"▲/▼ significantly above/below {comparison.baseline}: * p<0.05, ** p<0.01 "
+                    "(paired permutation test, Holm)"
+                )
             else:
                 heading = f"{title} ({scope}): mean"
             bar_chart(ax, bars, ylabel=title, title=heading, series_title="chunker")
@@ -319,12 +383,18 @@ def plot(directory: Path, summary: dict[str, dict[str, Any]], languages: list[st
     return True
 
 
-def draw_delta(ax: Any, comparison: Comparison, label: str, scored_by_label: dict[str, list[dict[str, Any]]],
-               metric: str = DELTA_METRIC) -> tuple[int, int, int]:
+def draw_delta(
+    ax: Any,
+    comparison: Comparison,
+    label: str,
+    scored_by_label: dict[str, list[dict[str, Any]]],
+    metric: str = DELTA_METRIC,
+) -> tuple[int, int, int]:
     """Draw the sorted per-instance differences ``label - baseline`` of ``metric`` over the compared instances.
 
     :return: ``(better, worse, tied)`` counts.
     """
+
     def values(cell: str) -> dict[str, float]:
         return {r["instance_id"]: float((r.get("metrics") or {}).get(metric, 0.0)) for r in scored_by_label[cell]}
 
@@ -332,9 +402,11 @@ def draw_delta(ax: Any, comparison: Comparison, label: str, scored_by_label: dic
     deltas = [mine[iid] - base[iid] for iid in comparison.instance_ids]
     c = comparison.cells[label][metric]
     name = SHORT_NAMES.get(metric, metric)
-    title = (f"{label} − {comparison.baseline}: per-instance Δ {name} (n={comparison.n})\n"
-             f"mean Δ {c.delta:+.3f} [95% CI {c.delta_ci_low:+.3f}, {c.delta_ci_high:+.3f}], "
-             f"p={c.p_holm:.3f} (Holm){' ' + c.marker if c.marker else ''}")
+    title = (
+        f"{label} − {comparison.baseline}: per-instance Δ {name} (n={comparison.n})\n"
+        f"mean Δ {c.delta:+.3f} [95% CI {c.delta_ci_low:+.3f}, {c.delta_ci_high:+.3f}], "
+        f"p={c.p_holm:.3f} (Holm){' ' + c.marker if c.marker else ''}"
+    )
     return delta_chart(ax, comparison.instance_ids, deltas, ylabel=f"Δ {name}", title=title)
 
 

@@ -30,10 +30,10 @@ import json
 import sys
 from pathlib import Path
 
+from swe_explore.evaluation.bench import SnapshotCommitError
 from swe_explore.evaluation.cli import MAIN_METRICS, add_bench_arguments, die, load_bench_args
 from swe_explore.evaluation.line_counts import LINE_COUNT_MODES
 from swe_explore.evaluation.metrics import METRIC_NAMES
-from swe_explore.evaluation.bench import SnapshotCommitError
 from swe_explore.evaluation.results import (
     Coverage,
     evaluate_rows,
@@ -52,35 +52,66 @@ from swe_explore.evaluation.stats import (
     format_comparison,
 )
 
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 gaps with ``--strict``, 2 bad input)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("predictions", type=Path, nargs="+", help="result JSONL file(s)")
     add_bench_arguments(parser)
-    parser.add_argument("--k", type=int, default=5,
-                        help="score the first K regions of each row (default %(default)s, as the reference runner)")
-    parser.add_argument("--strict", action="store_true",
-                        help="exit with status 1 if any instance has no snapshot or no row, a row failed or holds "
-                             "more than K regions, or a region names a file that is not in the snapshot")
+    parser.add_argument(
+        "--k",
+        type=int,
+        default=5,
+        help="score the first K regions of each row (default %(default)s, as the reference runner)",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit with status 1 if any instance has no snapshot or no row, a row failed or holds "
+        "more than K regions, or a region names a file that is not in the snapshot",
+    )
     parser.add_argument("--per-repo", action="store_true", help="also print one table per repository")
     parser.add_argument("--metrics", choices=["all", "main"], default="all", help="all 17 metrics or the main 9")
     parser.add_argument("--format", choices=["markdown", "plain"], default="markdown")
-    parser.add_argument("--line-counts", choices=LINE_COUNT_MODES, default="lines",
-                        help="line definition for end=-1/negative starts: ours or the reference's splitlines")
+    parser.add_argument(
+        "--line-counts",
+        choices=LINE_COUNT_MODES,
+        default="lines",
+        help="line definition for end=-1/negative starts: ours or the reference's splitlines",
+    )
     parser.add_argument("--normalize-paths", action="store_true", help="normalise predicted paths (./a.py -> a.py)")
-    parser.add_argument("--json", type=Path, default=None,
-                        help="also write the summaries (with per-instance metrics) as JSON")
-    parser.add_argument("--per-instance-csv", type=Path, default=None, metavar="OUT",
-                        help="also write every file's per-instance metrics as one CSV")
-    parser.add_argument("--compare", action="store_true",
-                        help="add means with 95%% bootstrap CIs and paired permutation tests against the baseline")
-    parser.add_argument("--baseline", type=Path, default=None, metavar="PRED.jsonl",
-                        help="the file the others are tested against with --compare (default: the first file)")
-    parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
-                        help="bootstrap resamples and random permutations (default: %(default)s)")
+    parser.add_argument(
+        "--json", type=Path, default=None, help="also write the summaries (with per-instance metrics) as JSON"
+    )
+    parser.add_argument(
+        "--per-instance-csv",
+        type=Path,
+        default=None,
+        metavar="OUT",
+        help="also write every file's per-instance metrics as one CSV",
+    )
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="add means with 95%% bootstrap CIs and paired permutation tests against the baseline",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        metavar="PRED.jsonl",
+        help="the file the others are tested against with --compare (default: the first file)",
+    )
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=DEFAULT_RESAMPLES,
+        help="bootstrap resamples and random permutations (default: %(default)s)",
+    )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of both (default: %(default)s)")
-    parser.add_argument("--ci-method", choices=CI_METHODS, default="percentile",
-                        help="bootstrap interval (default: %(default)s)")
+    parser.add_argument(
+        "--ci-method", choices=CI_METHODS, default="percentile", help="bootstrap interval (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
     if args.baseline is not None and not args.compare:
         parser.error("--baseline needs --compare")
@@ -104,25 +135,38 @@ def main(argv: list[str] | None = None) -> int:
             die(parser, f"{path}: no result rows")
         unknown = sorted({r["instance_id"] for r in rows} - known)
         if unknown:
-            print(f"warning: {path}: {len(unknown)} row(s) for instances not scored (not in {args.bench}, or with "
-                  f"empty read_core_regions, which are skipped as the reference runner does), e.g. {unknown[:3]}",
-                  file=sys.stderr)
+            print(
+                f"warning: {path}: {len(unknown)} row(s) for instances not scored (not in {args.bench}, or with "
+                f"empty read_core_regions, which are skipped as the reference runner does), e.g. {unknown[:3]}",
+                file=sys.stderr,
+            )
             rows = [r for r in rows if r["instance_id"] in known]
         label = str(rows[0].get("explorer") or path.stem) if rows else path.stem
         if label in tables:
             label = f"{label} ({path.name})"
         coverage = Coverage()
         try:
-            scored = evaluate_rows(rows, records, args.repos, k=args.k, line_count_mode=args.line_counts,
-                                   normalize_paths=args.normalize_paths, shared_snapshots=args.shared_snapshots,
-                                   coverage=coverage)
+            scored = evaluate_rows(
+                rows,
+                records,
+                args.repos,
+                k=args.k,
+                line_count_mode=args.line_counts,
+                normalize_paths=args.normalize_paths,
+                shared_snapshots=args.shared_snapshots,
+                coverage=coverage,
+            )
         except SnapshotCommitError as exc:
             die(parser, str(exc))
         except ValueError as exc:
             die(parser, f"{path}: {exc}")
         coverages[label] = coverage
-        summaries[label] = {"file": str(path), **summarize(scored, records), "coverage": coverage.to_dict(),
-                            "per_instance": instance_metrics(scored)}
+        summaries[label] = {
+            "file": str(path),
+            **summarize(scored, records),
+            "coverage": coverage.to_dict(),
+            "per_instance": instance_metrics(scored),
+        }
         tables[label] = summaries[label]["metrics"]
         scored_by_label[label] = scored
         file_ids[label] = {r["instance_id"] for r in rows}
@@ -141,12 +185,15 @@ def main(argv: list[str] | None = None) -> int:
             print(format_table(per, metrics=metrics, style=args.format))
     if args.compare:
         # only instances that each file has a row for (not the NOT_ATTEMPTED zeros of the table above)
-        present = {label: [r for r in scored if r["instance_id"] in file_ids[label]]
-                   for label, scored in scored_by_label.items()}
+        present = {
+            label: [r for r in scored if r["instance_id"] in file_ids[label]]
+            for label, scored in scored_by_label.items()
+        }
         baseline = next(iter(present))
         try:
-            comparison = compare_rows(present, baseline, metrics, n_resamples=args.resamples, seed=args.seed,
-                                      ci_method=args.ci_method)
+            comparison = compare_rows(
+                present, baseline, metrics, n_resamples=args.resamples, seed=args.seed, ci_method=args.ci_method
+            )
         except ValueError as exc:
             die(parser, str(exc))
         print(f"\n{_compared_line(comparison)}")
@@ -167,10 +214,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _compared_line(comparison: Comparison) -> str:
     """``"compared: 21 instances present in all 3 files, baseline 'x' (left out: 2 missing from y: a, b)"``."""
-    left_out = "; ".join(f"{len(ids)} missing from {label}: {', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''}"
-                         for label, ids in comparison.excluded.items())
-    return (f"compared: {comparison.n} instances present in all {len(comparison.labels)} files, baseline "
-            f"{comparison.baseline!r}" + (f" (left out: {left_out})" if left_out else ""))
+    left_out = "; ".join(
+        f"{len(ids)} missing from {label}: {', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''}"
+        for label, ids in comparison.excluded.items()
+    )
+    return (
+        f"compared: {comparison.n} instances present in all {len(comparison.labels)} files, baseline "
+        f"{comparison.baseline!r}" + (f" (left out: {left_out})" if left_out else "")
+    )
 
 
 if __name__ == "__main__":

@@ -14,9 +14,9 @@ Usage::
         --scheduler tcp://scheduler-host:8786 --retriever bm25 --retriever potion --model /shared/potion-base-8M
 
 Indexes every snapshot directory under ``--repos`` (or only those the ``--bench`` file names) into ``--out``
-(default ``$SWE_EXPLORE_STORE``, else the user cache directory): ``<out>/<snapshot>/<chunker>-<hash>/`` with a manifest (toolkit
-version, chunker and walk config, snapshot fingerprint, counts, skipped files by reason) and one directory per
-retriever. Up-to-date indexes are skipped, so re-running after a kill resumes; a failing snapshot is reported
+(default ``$SWE_EXPLORE_STORE``, else the user cache directory): ``<out>/<snapshot>/<chunker>-<hash>/`` with a
+manifest (toolkit version, chunker and walk config, snapshot fingerprint, counts, skipped files by reason) and one
+directory per retriever. Up-to-date indexes are skipped, so re-running after a kill resumes; a failing snapshot is reported
 and the others go on. The retrievers of one snapshot are built together, so BM25 and TF-IDF tokenize once and
 Potion and FAISS embed once; a hybrid links to its parts' indexes. With several ``--retriever``, each
 ``-O KEY=VALUE`` goes to the retrievers that accept it. A run report (per snapshot: status, counts, seconds per
@@ -36,8 +36,8 @@ from tqdm import tqdm
 
 from swe_explore.evaluation.bench import find_snapshot, load_bench
 from swe_explore.evaluation.cli import MINI_REPOS, die
-from swe_explore.explore.options import add_explorer_arguments, chunker_options_from_args
 from swe_explore.explore.explorer import EMBEDDING_RETRIEVERS, resolve_model_path
+from swe_explore.explore.options import add_explorer_arguments, chunker_options_from_args
 from swe_explore.indexes.batch import BATCH_BACKENDS, IndexJob, index_many
 from swe_explore.indexes.files import write_json
 from swe_explore.retrievers.registry import retriever_options
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
 
-    def bar(results, total):  # noqa: ANN001, ANN202 - tqdm wrapper
+    def bar(results, total):
         return tqdm(results, total=total, desc="indexing", unit="snapshot", disable=args.quiet)
 
     t0 = time.perf_counter()
@@ -119,22 +119,35 @@ def main(argv: list[str] | None = None) -> int:
             for step, seconds in r["seconds"].items():
                 steps[step] = round(steps.get(step, 0.0) + seconds, 4)
     built_lines = sum(r["counts"].get("lines", 0) for r in reports if r["status"] == "built")
-    run = {"argv": sys.argv if argv is None else argv, "job": job.__dict__ | {"retrievers": retrievers},
-           "jobs": args.jobs, "backend": args.backend, "wall_seconds": round(wall, 3), "status": status,
-           "lines": lines, "built_lines": built_lines, "step_seconds": steps, "snapshots": reports}
+    run = {
+        "argv": sys.argv if argv is None else argv,
+        "job": job.__dict__ | {"retrievers": retrievers},
+        "jobs": args.jobs,
+        "backend": args.backend,
+        "wall_seconds": round(wall, 3),
+        "status": status,
+        "lines": lines,
+        "built_lines": built_lines,
+        "step_seconds": steps,
+        "snapshots": reports,
+    }
     report_path = args.out / "_reports" / f"index-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.json"
     report_path.parent.mkdir(parents=True, exist_ok=True)
     write_json(report_path, json.loads(json.dumps(run, default=str)))
-    print(f"{len(reports)} snapshots: {status['built']} built, {status['up-to-date']} up to date, "
-          f"{status['error']} failed; {lines:,} lines in {wall:.1f} s; report {report_path}")
+    print(
+        f"{len(reports)} snapshots: {status['built']} built, {status['up-to-date']} up to date, "
+        f"{status['error']} failed; {lines:,} lines in {wall:.1f} s; report {report_path}"
+    )
     if built_lines:
         print(f"  worker seconds per 100K lines built: {steps.get('total', 0.0) / built_lines * 1e5:.2f}")
     for r in reports:
         if r["status"] == "error":
             print(f"  FAILED {r['snapshot']}: {r['error']}", file=sys.stderr)
         elif r.get("counts", {}).get("chunks") == 0:
-            print(f"  warning: {r['snapshot']} has no indexable file (0 chunks); see the walk statistics in its "
-                  "manifest", file=sys.stderr)
+            print(
+                f"  warning: {r['snapshot']} has no indexable file (0 chunks); see the walk statistics in its manifest",
+                file=sys.stderr,
+            )
     return 1 if status["error"] else 0
 
 

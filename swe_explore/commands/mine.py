@@ -46,8 +46,10 @@ def _summary(report: MineReport, out: Path, report_file: Path) -> str:
     )
     lines = [head]
     if report.accepted < report.config["max_records"]:
-        lines.append(f"warning: only {report.accepted} of --max {report.config['max_records']} found: "
-                     f"every candidate was examined")
+        lines.append(
+            f"warning: only {report.accepted} of --max {report.config['max_records']} found: "
+            f"every candidate was examined"
+        )
     rejected = [(r, report.rejected[r]) for r in REJECTION_REASONS if r in report.rejected]
     if rejected:
         lines.append("rejected: " + ", ".join(f"{reason} {n}" for reason, n in rejected))
@@ -66,26 +68,45 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mirror", type=Path, required=True, help="bare git mirror (e.g. MIRRORS/<owner>+<name>/repo)")
     parser.add_argument("--out", type=Path, required=True, help="bench JSONL to write (report: <out>.report.json)")
-    parser.add_argument("--repo", default=None,
-                        help="owner/name (default: from a <owner>+<name>/repo mirror path, else remote.origin.url)")
+    parser.add_argument(
+        "--repo",
+        default=None,
+        help="owner/name (default: from a <owner>+<name>/repo mirror path, else remote.origin.url)",
+    )
     parser.add_argument("--max", type=int, default=100, help="records to mine (default: 100)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the candidate shuffle (default: 0)")
     parser.add_argument("--since", default=None, help="only commits committed after DATE (git date syntax)")
     parser.add_argument("--until", default=None, help="only commits committed before DATE (git date syntax)")
     parser.add_argument("--ref", default="HEAD", help="history to mine (default: HEAD, the default branch)")
-    parser.add_argument("--first-parent", action="store_true",
-                        help="mainline commits only (default: every commit reachable from --ref)")
-    parser.add_argument("--min-words", type=int, default=8,
-                        help="fewest words of the message without trailers (default: 8)")
+    parser.add_argument(
+        "--first-parent", action="store_true", help="mainline commits only (default: every commit reachable from --ref)"
+    )
+    parser.add_argument(
+        "--min-words", type=int, default=8, help="fewest words of the message without trailers (default: 8)"
+    )
     parser.add_argument("--max-files", type=int, default=3, help="most changed source files (default: 3)")
-    parser.add_argument("--allow", action="append", default=[], choices=OPTIONAL_RULES, metavar="RULE",
-                        help=f"switch a rule off (repeatable): {', '.join(OPTIONAL_RULES)}")
+    parser.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        choices=OPTIONAL_RULES,
+        metavar="RULE",
+        help=f"switch a rule off (repeatable): {', '.join(OPTIONAL_RULES)}",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
-        config = MineConfig(max_records=args.max, seed=args.seed, since=args.since, until=args.until, ref=args.ref,
-                            first_parent=args.first_parent, min_words=args.min_words, max_files=args.max_files,
-                            allow=frozenset(args.allow))
+        config = MineConfig(
+            max_records=args.max,
+            seed=args.seed,
+            since=args.since,
+            until=args.until,
+            ref=args.ref,
+            first_parent=args.first_parent,
+            min_words=args.min_words,
+            max_files=args.max_files,
+            allow=frozenset(args.allow),
+        )
     except ValueError as exc:
         parser.error(str(exc))
     if not args.mirror.is_dir():

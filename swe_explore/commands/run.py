@@ -22,17 +22,22 @@ import time
 from pathlib import Path
 
 from swe_explore.evaluation.cli import MAIN_METRICS, add_bench_arguments, die, load_bench_args
-from swe_explore.explore.options import add_explorer_arguments, explorer_from_args
 from swe_explore.evaluation.results import Coverage, evaluate_rows, format_table, read_rows, summarize
 from swe_explore.evaluation.runner import ConcurrentRunError, ConfigMismatchError, run_explorer
+from swe_explore.explore.options import add_explorer_arguments, explorer_from_args
 from swe_explore.indexes.store import config_key
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 some instance failed, 2 bad input)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_bench_arguments(parser)
-    parser.add_argument("--out", type=Path, default=None,
-                        help="result JSONL (default: outputs/results/<bench>/<explorer>-<config hash>.jsonl)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="result JSONL (default: outputs/results/<bench>/<explorer>-<config hash>.jsonl)",
+    )
     parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
     parser.add_argument("--overwrite", action="store_true", help="start --out afresh instead of resuming")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -48,22 +53,40 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or Path("outputs/results") / args.bench.stem / default_name
     t0 = time.perf_counter()
     try:
-        report = run_explorer(explorer, records, args.repos, out, args.overwrite, progress=not args.quiet,
-                              shared_snapshots=args.shared_snapshots)
+        report = run_explorer(
+            explorer,
+            records,
+            args.repos,
+            out,
+            args.overwrite,
+            progress=not args.quiet,
+            shared_snapshots=args.shared_snapshots,
+        )
     except (ConfigMismatchError, ConcurrentRunError, IsADirectoryError, ValueError) as exc:
         die(parser, str(exc))
     if len(report.missing) == len(records):
-        die(parser, f"none of the {len(records)} instances has a snapshot under {args.repos} "
-                    f"(looked for <repos>/<instance_id>, see docs/metrics.md)")
+        die(
+            parser,
+            f"none of the {len(records)} instances has a snapshot under {args.repos} "
+            f"(looked for <repos>/<instance_id>, see docs/metrics.md)",
+        )
     coverage = Coverage()
-    scored = evaluate_rows(read_rows(out), records, args.repos, missing_rows="skip",
-                           shared_snapshots=args.shared_snapshots, coverage=coverage)
+    scored = evaluate_rows(
+        read_rows(out),
+        records,
+        args.repos,
+        missing_rows="skip",
+        shared_snapshots=args.shared_snapshots,
+        coverage=coverage,
+    )
     summary = summarize(scored, records)
     retried = f", {report.retried} retried" if report.retried else ""
-    print(f"{explorer.name}: {summary['cases']} instances scored ({report.written} new, {report.resumed} resumed"
-          f"{retried}), "
-          f"{report.failed} failed, {len(report.missing)} without snapshot, {time.perf_counter() - t0:.1f} s; "
-          f"rows in {out}")
+    print(
+        f"{explorer.name}: {summary['cases']} instances scored ({report.written} new, {report.resumed} resumed"
+        f"{retried}), "
+        f"{report.failed} failed, {len(report.missing)} without snapshot, {time.perf_counter() - t0:.1f} s; "
+        f"rows in {out}"
+    )
     print(format_table({explorer.name: summary["metrics"]}, metrics=MAIN_METRICS))
     for problem in coverage.problems():
         print(f"warning: {problem}", file=sys.stderr)

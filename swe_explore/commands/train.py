@@ -52,10 +52,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "ranker-lexical": {"groups": ["lexical", "structure"], "mentions": False, "graph": False},
     "ranker-mentions": {"groups": ["lexical", "structure", "mentions"], "mentions": True, "graph": False},
     "ranker-graph": {"groups": ["lexical", "structure", "graph"], "mentions": False, "graph": True},
-    "ranker-mentions-graph": {"groups": ["lexical", "structure", "mentions", "graph"], "mentions": True,
-                              "graph": True},
-    "ranker-full": {"groups": ["lexical", "dense", "structure", "mentions", "graph"], "mentions": True,
-                    "graph": True},
+    "ranker-mentions-graph": {"groups": ["lexical", "structure", "mentions", "graph"], "mentions": True, "graph": True},
+    "ranker-full": {"groups": ["lexical", "dense", "structure", "mentions", "graph"], "mentions": True, "graph": True},
 }
 VALID_SHARE = 0.15
 
@@ -76,10 +74,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repos", type=Path, required=True, help="snapshots, one per instance_id")
     parser.add_argument("--store", type=Path, default=None, help="index store (default: the explorer's)")
     parser.add_argument("--cache", type=Path, default=Path("outputs/ranker-cache"), help="feature cache")
-    parser.add_argument("--exclude-repos", type=Path, action="append", default=None,
-                        help="files listing repositories never to train on (default: the release's)")
-    parser.add_argument("--exclude-bench", type=Path, action="append", default=[],
-                        help="evaluation benches whose repositories are never trained on")
+    parser.add_argument(
+        "--exclude-repos",
+        type=Path,
+        action="append",
+        default=None,
+        help="files listing repositories never to train on (default: the release's)",
+    )
+    parser.add_argument(
+        "--exclude-bench",
+        type=Path,
+        action="append",
+        default=[],
+        help="evaluation benches whose repositories are never trained on",
+    )
     parser.add_argument("--potion-model", default=None, help="Potion model (needed by ranker-full)")
     parser.add_argument("--variant", action="append", choices=list(VARIANTS), default=None)
     parser.add_argument("--model-dir", type=Path, default=MODELS_DIR)
@@ -99,14 +107,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit is not None:
         records = records[: args.limit]
     forbidden: dict[str, str] = {}
-    exclude = args.exclude_repos if args.exclude_repos is not None else (
-        [DEFAULT_RELEASE_REPOS] if DEFAULT_RELEASE_REPOS.is_file() else [])
+    exclude = (
+        args.exclude_repos
+        if args.exclude_repos is not None
+        else ([DEFAULT_RELEASE_REPOS] if DEFAULT_RELEASE_REPOS.is_file() else [])
+    )
     for path in exclude:
         forbidden.update(dict.fromkeys(read_repo_list(path), f"listed in {path.name}"))
     for path in args.exclude_bench:
         try:
-            forbidden.update({r.repo.lower(): f"in eval bench {path.name}" for r in load_bench(path,
-                                                                                            require_query=False)})
+            forbidden.update(
+                {r.repo.lower(): f"in eval bench {path.name}" for r in load_bench(path, require_query=False)}
+            )
         except (ValueError, FileNotFoundError) as exc:
             die(parser, str(exc))
     try:
@@ -118,11 +130,17 @@ def main(argv: list[str] | None = None) -> int:
 
     config = CandidateConfig()
     retrievers = ("bm25", "tfidf", "potion") if args.potion_model else ("bm25", "tfidf")
-    explorer = FusionExplorer(ranker="priors", candidates=config, potion_model=args.potion_model,
-                              retrievers=retrievers, graph=True,
-                              **({"store": args.store} if args.store else {}))
-    key = cache_key(config, {k: v for k, v in explorer.explorer_config.items() if k in ("chunker", "retrievers",
-                                                                                          "walk")})
+    explorer = FusionExplorer(
+        ranker="priors",
+        candidates=config,
+        potion_model=args.potion_model,
+        retrievers=retrievers,
+        graph=True,
+        **({"store": args.store} if args.store else {}),
+    )
+    key = cache_key(
+        config, {k: v for k, v in explorer.explorer_config.items() if k in ("chunker", "retrievers", "walk")}
+    )
     cache = args.cache / key
     groups: list[Group] = []
     failed: list[str] = []
@@ -144,8 +162,10 @@ def main(argv: list[str] | None = None) -> int:
             save_group(path, group)
         groups.append(group)
     extract_seconds = time.perf_counter() - t0
-    print(f"features: {len(groups)} records ({len(failed)} failed) in {extract_seconds:.0f} s; cache {cache}",
-          file=sys.stderr)
+    print(
+        f"features: {len(groups)} records ({len(failed)} failed) in {extract_seconds:.0f} s; cache {cache}",
+        file=sys.stderr,
+    )
     for message in failed:
         print(f"error: {message}", file=sys.stderr)
     if not groups:
@@ -153,8 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in variants:
         spec = VARIANTS[name]
         names = feature_names(spec["groups"])
-        variant_config = CandidateConfig(**{**config.to_dict(), "mentions": spec["mentions"],
-                                            "graph": spec["graph"]})
+        variant_config = CandidateConfig(**{**config.to_dict(), "mentions": spec["mentions"], "graph": spec["graph"]})
         parts: dict[bool, list[tuple[np.ndarray, np.ndarray]]] = {True: [], False: []}
         for group in groups:
             rows = group.rows(variant_config)
@@ -170,8 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         model = RankerModel(booster, card, name)
         txt, _ = model.save(args.model_dir, name)
-        print(f"{name}: {len(names)} features, {booster.num_trees()} trees, validation {card['validation']} "
-              f"-> {txt}")
+        print(f"{name}: {len(names)} features, {booster.num_trees()} trees, validation {card['validation']} -> {txt}")
     return 1 if failed else 0
 
 
@@ -189,8 +207,10 @@ def _manifest(groups: list[Group], args: argparse.Namespace, seconds: float) -> 
         "repositories": {repo: sorted(commits) for repo, commits in sorted(repos.items())},
         "validation_repositories": sorted(r for r in repos if is_valid_repo(r)),
         "benches": [p.name for p in args.bench],
-        "excluded": {"repo_lists": [str(p) for p in (args.exclude_repos or [DEFAULT_RELEASE_REPOS])],
-                     "benches": [p.name for p in args.exclude_bench]},
+        "excluded": {
+            "repo_lists": [str(p) for p in (args.exclude_repos or [DEFAULT_RELEASE_REPOS])],
+            "benches": [p.name for p in args.exclude_bench],
+        },
         "all_features": list(ALL_FEATURES),
         "lightgbm": lightgbm.__version__,
         "numpy": np.__version__,
