@@ -157,7 +157,7 @@ def parse_record(data: Any, where: str = "<record>", require_query: bool = True)
             f"{where}: missing or empty 'problem_statement' (the query; give the issue text with --issue-map FILE, "
             f"or join the release with its sources: scripts/prepare_bench.py)"
         )
-    meta = data.get("meta") if isinstance(data.get("meta"), Mapping) else {}
+    meta: Mapping[str, Any] = data["meta"] if isinstance(data.get("meta"), Mapping) else {}
     repo = data.get("repo") or meta.get("repo") or repo_from_instance_id(instance_id)
     base_commit = data.get("base_commit") or meta.get("base_commit") or ""
     repo_dir = data.get("repo_dir")

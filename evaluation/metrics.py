@@ -16,6 +16,7 @@ line-by-line implementation) and a prediction such as ``(p, 1, 10**9)`` costs no
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -120,7 +121,7 @@ class LineSet:
         if not isinstance(item, tuple) or len(item) != 2:
             return False
         path, line = item
-        return any(s <= line <= e for s, e in self._spans.get(path, ()))  # type: ignore[operator]
+        return any(s <= line <= e for s, e in self._spans.get(path, []))
 
     def __and__(self, other: LineSet) -> LineSet:
         out: dict[str, list[_Lines]] = {}
@@ -442,8 +443,8 @@ _METRICS: dict[str, Callable[[_Instance], float]] = {
     "weighted_core_coverage": _weighted_core_coverage,
     "context_efficiency": _context_efficiency,
     "optional_coverage": _optional_coverage,
-    **{f"ndcg_at_{b}": (lambda x, b=b: _ndcg(x, b)) for b in LINE_BUDGETS},
-    **{f"recall_at_{b}": (lambda x, b=b: _recall_at(x, b)) for b in LINE_BUDGETS},
+    **{f"ndcg_at_{b}": functools.partial(_ndcg, budget=b) for b in LINE_BUDGETS},
+    **{f"recall_at_{b}": functools.partial(_recall_at, budget=b) for b in LINE_BUDGETS},
     "first_useful_hit": _first_useful_hit,
 }
 

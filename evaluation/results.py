@@ -234,7 +234,7 @@ def score_row(
     if k is not None:
         regions = regions[:k]
     if normalize_paths:
-        regions = [(normalize_path(p), s, e) for p, s, e in regions]
+        regions = [Region(normalize_path(p), s, e) for p, s, e in regions]
     out["regions"] = [{"path": p, "start": s, "end": e} for p, s, e in regions]
     out["num_regions"] = len(regions)
     if out["outcome"] == OUTCOME_SUCCESS:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swe_explore.chunking.registry import make_chunker
 from swe_explore.chunking.types import Chunk, Region
@@ -25,6 +25,11 @@ from swe_explore.explore.reference import REFERENCE_EXPLORERS
 from swe_explore.indexes.build import BuildReport, LoadedIndex, ensure_index, open_index
 from swe_explore.retrievers.registry import RETRIEVERS, make_retriever
 
+if TYPE_CHECKING:
+    from swe_explore.explore.fusion import FusionExplorer
+
+#: The name of the fusion explorer with the learned ranker in :func:`make_explorer` and ``--retriever``.
+LEARNED = "learned"
 #: Environment variable that overrides the default index store.
 STORE_ENV_VAR = "SWE_EXPLORE_STORE"
 
@@ -229,10 +234,14 @@ def make_explorer(
     top_n: int = 200,
     model: str | None = None,
     rebuild: bool = False,
-) -> IndexedExplorer | ReferenceAdapter:
-    """Build an explorer by name (ours: a retriever name; reference: ``reference_*``).
+    ranker_model: str | None = None,
+    files_first: int = 0,
+) -> IndexedExplorer | ReferenceAdapter | FusionExplorer:
+    """Build an explorer by name: ``learned`` (the fusion explorer with the learned ranker,
+    :class:`~swe_explore.explore.fusion.FusionExplorer`), a retriever name (that retriever with the ranking
+    priors), or ``reference_*`` (the reference baselines).
 
-    :param name: retriever or reference explorer name (default ``bm25``: BM25 over function chunks).
+    :param name: explorer name (default ``bm25``: BM25 over function chunks with the priors).
     :param k: regions per query (top-K); overrides ``pack.k``.
     :param budget: line budget B per query (lines); overrides ``pack.budget`` (ours only).
     :param chunker: chunk strategy (ours only).
@@ -244,6 +253,8 @@ def make_explorer(
     :param top_n: ranked chunks handed to the packer (ours only).
     :param model: embedding model path or hub id (potion, faiss, hybrid, reference_potion).
     :param rebuild: rebuild indexes (ours only).
+    :param ranker_model: ``learned`` only: the ranker model (shipped name or path; default the shipped default).
+    :param files_first: ``learned`` only: files whose best chunk goes first (two-stage packing).
     :return: the explorer.
     :raises ValueError: for an unknown name, listing the valid ones.
     """
@@ -254,8 +265,22 @@ def make_explorer(
     if name in REFERENCE_EXPLORERS:
         options = {"model_path": resolve_model_path(model)} if name == "reference_potion" and model else {}
         return ReferenceAdapter(name, pack.k, options)
+    if name == LEARNED:
+        from swe_explore.explore.fusion import FusionExplorer
+        from swe_explore.explore.ranker import DEFAULT_MODEL
+
+        return FusionExplorer(
+            ranker="learned",
+            model=ranker_model or DEFAULT_MODEL,
+            files_first=files_first,
+            pack=pack,
+            chunker=chunker,
+            potion_model=resolve_model_path(model),
+            store=Path(store) if store is not None else default_store(),
+            rebuild=rebuild,
+        )
     if name not in RETRIEVERS:
-        valid = ", ".join([*RETRIEVERS, *REFERENCE_EXPLORERS])
+        valid = ", ".join([LEARNED, *RETRIEVERS, *REFERENCE_EXPLORERS])
         raise ValueError(f"unknown explorer {name!r}; valid: {valid}")
     options = dict(retriever_options or {})
     if model is not None and name in EMBEDDING_RETRIEVERS:

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from swe_explore.chunking.registry import CHUNKERS, add_chunker_arguments, chunker_options
-from swe_explore.explore.explorer import IndexedExplorer, ReferenceAdapter, default_store, make_explorer
+from swe_explore.explore.explorer import LEARNED, IndexedExplorer, ReferenceAdapter, default_store, make_explorer
+from swe_explore.explore.fusion import FusionExplorer
 from swe_explore.explore.packing import PackConfig
 from swe_explore.explore.priors import RankPriors
 from swe_explore.explore.reference import REFERENCE_EXPLORERS
@@ -55,7 +56,7 @@ def add_explorer_arguments(
     :param packing: offer the packer and prior options (not for scripts that only build indexes).
     :param store_flags: the flag name(s) of the index store directory.
     """
-    names = [*RETRIEVERS, *REFERENCE_EXPLORERS]
+    names = [LEARNED, *RETRIEVERS, *REFERENCE_EXPLORERS]
     if choose and multiple_retrievers:
         parser.add_argument(
             "--retriever",
@@ -69,8 +70,13 @@ def add_explorer_arguments(
             "--retriever",
             default="bm25",
             choices=names,
-            help="retriever, or a reference baseline re-run (default: %(default)s)",
+            help="explorer: learned (fusion with the learned ranker), a retriever with the ranking priors, or a "
+            "reference baseline re-run (default: %(default)s)",
         )
+        parser.add_argument("--ranker-model", default=None,
+                            help="learned: the ranker model, a shipped name or a path (default: the shipped default)")
+        parser.add_argument("--files-first", type=int, default=0,
+                            help="learned: files whose best chunk goes first, two-stage packing (default: 0, off)")
     add_chunker_arguments(parser)
     if not choose:
         parser.set_defaults(chunker=None)
@@ -178,7 +184,9 @@ def chunker_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def explorer_from_args(args: argparse.Namespace, retriever: str | None = None) -> IndexedExplorer | ReferenceAdapter:
+def explorer_from_args(
+    args: argparse.Namespace, retriever: str | None = None
+) -> IndexedExplorer | ReferenceAdapter | FusionExplorer:
     """Build the explorer the command line describes.
 
     :param args: parsed arguments (from :func:`add_explorer_arguments`).
@@ -215,4 +223,6 @@ def explorer_from_args(args: argparse.Namespace, retriever: str | None = None) -
         top_n=args.top_n,
         model=args.model,
         rebuild=args.rebuild,
+        ranker_model=getattr(args, "ranker_model", None),
+        files_first=getattr(args, "files_first", 0),
     )

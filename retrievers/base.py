@@ -25,7 +25,7 @@ _T = TypeVar("_T")
 class Hit(NamedTuple):
     """One search result: the chunk's position in the index's chunk list and its score (higher is better)."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # the field shadows tuple.index, which no caller uses
     score: float
 
 
