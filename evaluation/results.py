@@ -386,18 +386,21 @@ def evaluate_rows(
                 continue
         elif check_snapshot(record, snapshot):
             cov.commits_checked += 1
-        row = by_id.get(record.instance_id)
-        if row is None:
+        found = by_id.get(record.instance_id)
+        row: Mapping[str, Any]
+        if found is None:
             if missing_rows == "skip":
                 continue
             if missing_rows == "error":
                 raise ValueError(f"no result row for instance {record.instance_id!r}")
             cov.no_row.append(record.instance_id)
             row = make_row(record.instance_id, explorer, [], outcome=OUTCOME_NOT_ATTEMPTED)
-        elif row.get("outcome", OUTCOME_SUCCESS) != OUTCOME_SUCCESS:
-            cov.failed.append(record.instance_id)
-        elif k is not None and len(row.get("regions") or []) > k:
-            cov.rows_over_k += 1
+        else:
+            row = found
+            if row.get("outcome", OUTCOME_SUCCESS) != OUTCOME_SUCCESS:
+                cov.failed.append(record.instance_id)
+            elif k is not None and len(row.get("regions") or []) > k:
+                cov.rows_over_k += 1
         counts = file_line_counts(record.ground_truth, snapshot, line_count_mode) if snapshot else None
         out = score_row(row, record, counts, k=k, normalize_paths=normalize_paths)
         if snapshot is not None and out["outcome"] == OUTCOME_SUCCESS:

@@ -152,7 +152,9 @@ class IndexedExplorer:
         key = (Path(snapshot_dir).resolve(), snapshot_name)
         if self._loaded is None or self._loaded[:2] != key:
             self.index(snapshot_dir, snapshot_name)
-            index = open_index(snapshot_dir, self.store, self._chunker, self._new_retriever(), self.walk, snapshot_name)
+            index = open_index(
+                Path(snapshot_dir), self.store, self._chunker, self._new_retriever(), self.walk, snapshot_name
+            )
             self._loaded = (*key, index)
         return self._loaded[2]
 
@@ -259,9 +261,10 @@ def make_explorer(
     :raises ValueError: for an unknown name, listing the valid ones.
     """
     pack = pack or PackConfig()
-    overrides = {key: value for key, value in (("k", k), ("budget", budget)) if value is not None}
-    if overrides:
-        pack = replace(pack, **overrides)
+    if k is not None:
+        pack = replace(pack, k=k)
+    if budget is not None:
+        pack = replace(pack, budget=budget)
     if name in REFERENCE_EXPLORERS:
         options = {"model_path": resolve_model_path(model)} if name == "reference_potion" and model else {}
         return ReferenceAdapter(name, pack.k, options)

@@ -203,7 +203,7 @@ def train(
 
     train_set = dataset(groups)
     config = {**TRAIN_PARAMS, "seed": seed, **(params or {})}
-    callbacks = []
+    callbacks: list[Any] = []
     valid_sets = []
     if valid:
         valid_sets = [dataset(valid, train_set)]

@@ -74,7 +74,7 @@ def lucene_idf(n_docs: int, doc_freq: np.ndarray | float) -> np.ndarray | float:
     return np.log1p((n_docs - doc_freq + 0.5) / (doc_freq + 0.5))
 
 
-class LuceneBM25Okapi(BM25Okapi):  # type: ignore[misc]
+class LuceneBM25Okapi(BM25Okapi):
     """``rank_bm25.BM25Okapi`` with the Lucene idf ``log(1 + (N - n + 0.5) / (n + 0.5))`` (the ``"rank_bm25"``
     backend and the parity oracle); everything else, including duplicate query-token counting, is rank-bm25's.
     """
@@ -202,7 +202,7 @@ class BM25Retriever(TermCountsRetriever):
         lengths = np.asarray(tf.sum(axis=1)).ravel().astype(np.float64)
         avgdl = float(lengths.mean())
         doc_freq = np.bincount(tf.indices, minlength=tf.shape[1]).astype(np.float64)
-        idf = lucene_idf(n_docs, doc_freq)
+        idf = np.asarray(lucene_idf(n_docs, doc_freq))
         norm = self.k1 * (1.0 - self.b + self.b * lengths / avgdl)  # per chunk
         row_of_nnz = np.repeat(np.arange(n_docs), np.diff(tf.indptr))
         f = tf.data.astype(np.float64)
@@ -223,6 +223,7 @@ class BM25Retriever(TermCountsRetriever):
             return np.zeros(n_docs, dtype=np.float64)
         if self.backend == "numpy":
             w = self._weights
+            assert w is not None  # built with the numpy backend
             term_ids = np.fromiter((self._vocab[t] for t in toks), dtype=np.int64, count=len(toks))
             ids, counts = np.unique(term_ids, return_counts=True)
             starts, ends = w.indptr[ids], w.indptr[ids + 1]

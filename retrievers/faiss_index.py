@@ -52,6 +52,7 @@ def build_faiss_index(vectors: np.ndarray, kind: str = "flat", hnsw_m: int = 32,
     if vectors.ndim != 2:
         raise ValueError(f"vectors must be 2-D (n, dim), got shape {vectors.shape}")
     dim = vectors.shape[1]
+    index: Any
     if kind == "flat":
         index = faiss.IndexFlatIP(dim)
     elif kind == "hnsw":

@@ -48,7 +48,7 @@ from swe_explore.evaluation.results import (
 )
 from swe_explore.evaluation.runner import ConcurrentRunError, ConfigMismatchError, run_explorer
 from swe_explore.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, compare_rows, format_comparison
-from swe_explore.explore.explorer import make_explorer
+from swe_explore.explore.explorer import IndexedExplorer, make_explorer
 from swe_explore.explore.options import add_explorer_arguments, explorer_from_args
 from swe_explore.explore.packing import PackConfig
 from swe_explore.explore.priors import RankPriors
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
                 for raw in [False, True] if args.raw else [False]:
                     explorer = explorer_from_args(args, retriever)
                     label = f"{retriever}+{chunker}"
-                    if raw:
+                    if raw and isinstance(explorer, IndexedExplorer):
                         explorer.priors = RankPriors.off()
                         label += " (raw)"
                     cells.append(
