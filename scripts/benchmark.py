@@ -21,7 +21,7 @@ measurement:
   median and p95 over every query x ``--repeats``, after one warm-up query), the end-to-end explore step
   (search + ranking priors + line-budget packer, after loading) and a whole ``IndexedExplorer.explore`` call
   (which also checks the index is current and reopens it), peak RSS, and index size on disk.
-- **reference**: ``evaluation.reference.ReferenceBM25`` (rank-bm25 ``BM25Okapi`` over ``str.split`` tokens of
+- **reference**: ``explore.reference.ReferenceBM25`` (rank-bm25 ``BM25Okapi`` over ``str.split`` tokens of
   80/20 line windows) with its 3000-chunk cap and uncapped: construction (chunking + index) seconds, ``explore``
   latency, peak RSS. Ratios are ours / reference (capped).
 - **batch** (``--batch-repos DIR``): every snapshot under DIR indexed with the full-index retrievers by
@@ -540,7 +540,7 @@ def render(
         "",
         "### Reference approach (same run)",
         "",
-        "`evaluation.reference.ReferenceBM25`: rank-bm25 `BM25Okapi` over `str.split` tokens of 80/20 line windows "
+        "`explore.reference.ReferenceBM25`: rank-bm25 `BM25Okapi` over `str.split` tokens of 80/20 line windows "
         "of the reference's file types; build = its chunking + index; query = `explore(query, 5)` (scores every "
         "window, sorts). Seconds per 100K lines use the same denominator as above (the snapshot's indexed lines).",
         "",
