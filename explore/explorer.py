@@ -2,7 +2,7 @@
 
 * :class:`IndexedExplorer` is this toolkit's pipeline: chunker → persisted index (built on first use) →
   retriever ranking → the shared line-budget packer → at most K regions within B lines.
-* :class:`ReferenceAdapter` wraps the reference baselines of :mod:`evaluation.reference` (80/20 windows,
+* :class:`ReferenceAdapter` wraps the reference baselines of :mod:`explore.reference` (80/20 windows,
   3000-chunk cap, raw top-K, no budget) behind the same ``explore`` call, so both run in one script.
 
 :func:`make_explorer` builds either from a name: ``bm25``, ``tfidf``, ``potion``, ``faiss``, ``hybrid`` (ours)

@@ -6,13 +6,13 @@ Usage::
     python scripts/bench_chunking.py --survey DIR [--chunker function ...] [--worst 5] [--cpu 0]
 
 **Benchmark** (default; issue 3 item 5): the strategies ``window``, ``function`` and ``hybrid`` against the
-reference window chunker (:func:`evaluation.reference.reference_chunks`, metrics-spec §2.2, no chunk cap) on one
+reference window chunker (:func:`explore.reference.reference_chunks`, metrics-spec §2.2, no chunk cap) on one
 snapshot. After one warm-up run of every row, each of ``--repeats`` rounds runs every row once (so load from
 other processes falls on all rows alike); the median per row is reported as seconds, lines/s and speed
 relative to the reference in the same run. Two tables:
 
 - *same files*: the files both walkers index, read from disk and chunked (the reference reads with
-  ``errors="ignore"`` and ``str.splitlines``, through its file loop ``evaluation.reference._iter_windows``;
+  ``errors="ignore"`` and ``str.splitlines``, through its file loop ``explore.reference._iter_windows``;
   ours with :mod:`chunking.lines`); walking is not timed. A row "read + tree-sitter parse only" shows how much
   of ``function`` is the parser itself;
 - *own file sets, end to end*: :func:`chunking.registry.chunk_snapshot` against the reference's
