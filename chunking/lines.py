@@ -59,7 +59,7 @@ def _separator(data: bytes) -> bytes:
 
 def _head_lines(data: bytes, sep: bytes) -> list[bytes]:
     """The first two lines of ``data`` with their terminators (fewer for a shorter file)."""
-    out = []
+    out: list[bytes] = []
     pos = 0
     while len(out) < 2 and pos < len(data):
         end = data.find(sep, pos)

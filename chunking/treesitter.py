@@ -73,6 +73,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import ClassVar
 
 from tree_sitter import Node, Tree
@@ -436,9 +437,10 @@ class _FileChunking:
         assert self.recovery is not None
         indents = self.recovery.indents
         if not indents:
-            for line in self.lines:
-                width = len(line) - len(line.lstrip())
-                indents.append(len(line[:width].expandtabs(8)) if "\t" in line[:width] else width)
+            lines = self.lines
+            indents.extend([len(line) - len(line.lstrip()) for line in lines])
+            for row in [row for row, line in enumerate(lines) if "\t" in line]:
+                indents[row] = len(lines[row][: indents[row]].expandtabs(8))
         return indents
 
     def _error_rows(self) -> list[int]:
@@ -456,12 +458,8 @@ class _FileChunking:
                     diff[min(max(first, _last_row(node)) + 1, n_rows)] -= 1
                     continue
                 stack.extend(child for child in node.children if child.has_error)
-            prefix = [0] * (n_rows + 1)
-            covered = 0
-            for row in range(n_rows):
-                covered += diff[row]
-                prefix[row + 1] = prefix[row] + (covered > 0)
-            self._error_prefix = prefix
+            covered = accumulate(diff[:n_rows])
+            self._error_prefix = list(accumulate((depth > 0 for depth in covered), initial=0))
         return self._error_prefix
 
     def _token_at(self, row: int) -> Node | None:
