@@ -139,7 +139,13 @@ class ChunkStats:
     :param definition_lines: distinct lines inside definition chunks (kinds in
         :data:`chunking.treesitter.DEFINITION_KINDS`).
     :param parse_errors: files whose parse tree holds ERROR or MISSING nodes.
-    :param fallbacks: reason (``too_large``, ``long_lines``, ``parse_error``) -> code files windowed instead.
+    :param fallbacks: reason -> code files: windowed instead of chunked by their syntax (``too_large``,
+        ``long_lines``, ``parse_error``), or with regions that a parse error stretched chunked from a re-parse
+        (``reparse``) or, the re-parse limits reached, partly by windows (``hybrid_region``); see
+        :attr:`chunking.window.FileReport.fallback`.
+    :param stretched: regions found stretched by a parse error and cut, over all files (``function`` rule 2b).
+    :param recovered_lines: lines of the chunks that came from those re-parses or windows.
+    :param unchecked: stretch checks skipped because a file's re-parse budget was spent.
     :param kinds: chunk kind -> count.
     :param languages: language -> ``{"files", "lines", "chunks", "parse_errors"}``.
     """
@@ -153,6 +159,9 @@ class ChunkStats:
     definition_lines: int = 0
     parse_errors: int = 0
     fallbacks: dict[str, int] = field(default_factory=dict)
+    stretched: int = 0
+    recovered_lines: int = 0
+    unchecked: int = 0
     kinds: dict[str, int] = field(default_factory=dict)
     languages: dict[str, dict[str, int]] = field(default_factory=dict)
 
@@ -202,6 +211,9 @@ def _add_file(source: SourceFile, chunker: Chunker, stats: ChunkStats, chunks: l
         lang["parse_errors"] += 1
     if report.fallback:
         stats.fallbacks[report.fallback] = stats.fallbacks.get(report.fallback, 0) + 1
+    stats.stretched += report.stretched
+    stats.recovered_lines += report.recovered_lines
+    stats.unchecked += report.unchecked
     for chunk in file_chunks:
         stats.kinds[chunk.kind] = stats.kinds.get(chunk.kind, 0) + 1
 

@@ -16,6 +16,23 @@ The rules, in order (also in ``docs/chunking.md``):
    searched for nested definitions unless it is a **container** (class bodies, impl blocks, namespaces,
    modules) or it holds a parse error (then definitions swallowed by error recovery become regions of their
    own, so an error never yields one region spanning the rest of the file).
+2b. **Stretched regions** (files with ERROR or MISSING nodes only). Error recovery can also let a string,
+   heredoc or template literal run too far (a Ruby heredoc nested in an interpolation, an unterminated Python
+   docstring, a JavaScript template literal): then the definitions it swallowed are no nodes at all, and one
+   definition, or one ERROR gap, spans them. Each definition holding an error is checked: *candidates* are the
+   rows after its first row, indented no deeper than it, that lie inside a multi-line token other than a
+   comment which ran too far (the text after it does not parse, or it reaches the definition's end). The rows
+   from the first candidate to the definition's end are parsed alone; a definition of that parse starting on a
+   candidate row where the file's parse found none proves the stretch. The stretched definition then ends above
+   that definition (and its attached comments), and the rows from there to the end of the enclosing scope (the
+   file, or the container) are chunked from a parse of those rows alone, by all these rules again (a
+   container's symbol qualifies what is found inside it). Containers are also checked for swallowed members
+   (candidates indented no deeper than their first member), and gaps of the file covered by ERROR nodes for
+   swallowed definitions (candidates: rows starting a token, and rows inside both an ERROR node and such a
+   token). At most :data:`MAX_REPARSE_DEPTH` re-parses nest and :data:`REPARSE_BUDGET` times the file's bytes
+   are re-parsed; beyond, the rest of the scope is cut into ``hybrid``'s windows. The file's report says
+   ``fallback="reparse"`` (or ``"hybrid_region"`` when windows were needed), with the regions cut and the lines
+   re-chunked; checks skipped for the budget are counted as ``unchecked``.
 3. **Attachments**: comments that start their line, and decorator/attribute/template-prefix nodes, directly
    above a definition (previous siblings, no blank line between) belong to it; when the definition starts a
    wrapper (``export``, ``decorated_definition``, ``template_declaration``, a ``const f = () =>`` declaration)
@@ -47,17 +64,19 @@ The rules, in order (also in ``docs/chunking.md``):
    the kind of the longer part and the symbols of both (``"a, b"``).
 
 ``hybrid`` does the same for files that parse cleanly and windows (fallback ``parse_error``) for files whose
-tree has ERROR or MISSING nodes.
+tree has ERROR or MISSING nodes. Files that parse cleanly never reach rule 2b, so their chunks do not depend on
+it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import ClassVar
 
-from tree_sitter import Node
+from tree_sitter import Node, Tree
 
 from swe_explore.chunking.languages import TEXT, LanguageSpec, get_parser, get_spec
 from swe_explore.chunking.types import Chunk, SourceFile
@@ -76,6 +95,9 @@ _MAX_NAME_DEPTH = 6
 
 _MAX_SYMBOL_CHARS = 200
 
+_MAX_RESTARTS = 4
+"""Re-parses tried per stretch check once a stretch is found, to find the definition nearest to its start."""
+
 MAX_SYMBOLS = 16
 """A merged chunk (definitions sharing a line, or ``merge_small``) names at most this many symbols."""
 
@@ -84,6 +106,14 @@ _C_CALL_NAME = re.compile(r"([A-Za-z_~][\w:~]*)\s*\(")
 
 DEFINITION_KINDS = frozenset({"function", "method", "class", "header", "definition"})
 """Chunk kinds that hold (part of) a definition, as opposed to ``gap``/``window``/``file``."""
+
+MAX_REPARSE_DEPTH = 8
+"""Re-parses nested in re-parses (rule 2b: each stretched region found inside the rows of a re-parse needs one
+more) at most; a stretched region found deeper gets hybrid's windows (fallback ``hybrid_region``)."""
+
+REPARSE_BUDGET = 4
+"""Rule 2b re-parses at most this many times the file's bytes in all; a stretched region found once the budget is
+spent gets hybrid's windows (fallback ``hybrid_region``), and no more regions are checked."""
 
 
 @dataclass
@@ -96,6 +126,24 @@ class _Region:
     kind: str
     symbols: tuple[str, ...]
     node: Node | None
+    origin: int = 0
+    """0 for rows of the file's own parse, else the number of the re-parse (rule 2b) that produced the region."""
+
+
+@dataclass
+class _Recovery:
+    """Limits and bookkeeping of the rule 2b re-parses of one file (shared by the parse and its re-parses).
+
+    :param budget: bytes that may still be re-parsed.
+    :param window_lines: window size of the ``hybrid_region`` fallback.
+    """
+
+    budget: int
+    window_lines: int
+    reparses: int = 0
+    unchecked: int = 0  # stretch checks skipped because the budget could not pay for their re-parse
+    trees: list[Tree] = field(default_factory=list)  # keeps re-parsed trees alive while their nodes are in use
+    indents: list[int] = field(default_factory=list)  # leading whitespace width per row, filled on first use
 
 
 _Frame = tuple[list[Node], int, "_Frame | None"]
@@ -127,12 +175,27 @@ def _join_symbols(*groups: tuple[str, ...]) -> tuple[str, ...]:
 class _FileChunking:
     """The function strategy applied to one parsed file (state shared by the steps of the algorithm)."""
 
-    def __init__(self, spec: LanguageSpec, lines: Sequence[str], blank: Sequence[bool], max_lines: int) -> None:
+    def __init__(
+        self,
+        spec: LanguageSpec,
+        lines: Sequence[str],
+        blank: Sequence[bool],
+        max_lines: int,
+        recovery: _Recovery | None = None,
+        first_row: int = 0,
+        level: int = 0,
+    ) -> None:
         self.spec = spec
         self.lines = lines
         self.blank = blank
         self.max_lines = max_lines
         self.header_end = -1  # last row of the file's opening comment block (set by chunk_rows)
+        self.recovery = recovery  # None: no rule 2b (the tree has no error, or the caller does not want it)
+        self.first_row = first_row  # first row of the text this tree was parsed from (> 0 for a re-parse)
+        self.level = level  # number of re-parses this tree is nested in
+        self.root: Node | None = None
+        self.def_rows: set[int] = set()  # start rows of the definitions this parse found (rule 2b)
+        self._error_prefix: list[int] | None = None
 
     # -- finding definitions -------------------------------------------------------------------------------
 
@@ -302,12 +365,24 @@ class _FileChunking:
 
     # -- regions ------------------------------------------------------------------------------------------
 
-    def regions(self, scope: Node, scope_symbol: str, in_container: bool, depth: int) -> list[_Region]:
-        """Disjoint, sorted regions for the definitions under ``scope`` (rules 2-4 and 6)."""
+    def regions(
+        self,
+        scope: Node,
+        scope_symbol: str,
+        in_container: bool,
+        depth: int,
+        scope_end: int,
+        scope_symbols: tuple[str, ...],
+    ) -> list[_Region]:
+        """Disjoint, sorted regions for the definitions under ``scope`` (rules 2-4 and 6; rule 2b when
+        recovering), ``scope_end`` being the scope's last row and ``scope_symbols`` the symbols of its gaps."""
         spec = self.spec
+        recovery = self.recovery
         out: list[_Region] = []
         for node, frame in self.find_definitions(scope):
             core = node.start_point.row
+            if recovery is not None:
+                self.def_rows.add(core)
             start = self.extended_start(node, frame)
             end = _last_row(node)
             up = frame[2]
@@ -328,20 +403,273 @@ class _FileChunking:
             if kind == "function" and in_container:
                 kind = "method"
             is_container = node.type in spec.containers
+            item = [_Region(start, end, core, kind, (symbol,), node)]
             if (is_container or node.has_error) and depth < MAX_CONTAINER_DEPTH:
-                inner = self.regions(
-                    node,
-                    symbol if is_container else scope_symbol,
-                    (node.type not in spec.namespaces) if is_container else in_container,
-                    depth + 1,
-                )
+                inner_symbol = symbol if is_container else scope_symbol
+                inner_in_container = (node.type not in spec.namespaces) if is_container else in_container
+                inner = self.regions(node, inner_symbol, inner_in_container, depth + 1, end, (symbol,))
                 inner = [r for r in inner if r.start >= start and r.end <= end]
                 if inner:
                     first_kind = "header" if is_container else kind
-                    out.extend(self._fill(start, end, inner, first_kind, (symbol,), node))
-                    continue
-            out.append(_Region(start, end, core, kind, (symbol,), node))
+                    item = self._fill(start, end, inner, first_kind, (symbol,), node)
+                if is_container and recovery is not None and node.has_error and not any(r.origin for r in item):
+                    member = self._member_indent(core, end)  # members swallowed inside the container
+                    point = self._stretched_at(core, end, member) if member > self._indents()[core] else None
+                    if point is not None:
+                        tail = self._rechunk(point, end, (symbol,), inner_symbol, inner_in_container, depth + 1)
+                        item = _cut(item, point)
+                        if item and item[0].start == start:
+                            item[0].kind = "header"  # the container's lines above its (recovered) members
+                        item = _joined(item, tail)
+            if recovery is not None and node.has_error:
+                point = self._stretched_at(core, end, self._indents()[core])  # siblings swallowed
+                if point is not None:  # rule 2b: the rest of the scope comes from a re-parse
+                    out.extend(_cut(item, point))
+                    out.extend(self._rechunk(point, scope_end, scope_symbols, scope_symbol, in_container, depth))
+                    break
+            out.extend(item)
         return self._resolve_overlaps(out)
+
+    # -- recovery from stretched regions (rule 2b) --------------------------------------------------------
+
+    def _indents(self) -> list[int]:
+        """Width of each row's leading whitespace (tabs to multiples of 8), computed once per file."""
+        assert self.recovery is not None
+        indents = self.recovery.indents
+        if not indents:
+            lines = self.lines
+            indents.extend([len(line) - len(line.lstrip()) for line in lines])
+            for row in [row for row, line in enumerate(lines) if "\t" in line]:
+                indents[row] = len(lines[row][: indents[row]].expandtabs(8))
+        return indents
+
+    def _error_rows(self) -> list[int]:
+        """Prefix counts of the rows covered by ERROR or MISSING nodes of this parse: rows ``a..b`` hold an
+        error iff ``p[b + 1] > p[a]``."""
+        if self._error_prefix is None:
+            n_rows = len(self.lines)
+            diff = [0] * (n_rows + 1)
+            stack = [self.root] if self.root is not None else []
+            while stack:
+                node = stack.pop()
+                if node.is_error or node.is_missing:
+                    first = min(node.start_point.row, n_rows - 1)
+                    diff[first] += 1
+                    diff[min(max(first, _last_row(node)) + 1, n_rows)] -= 1
+                    continue
+                stack.extend(child for child in node.children if child.has_error)
+            covered = accumulate(diff[:n_rows])
+            self._error_prefix = list(accumulate((depth > 0 for depth in covered), initial=0))
+        return self._error_prefix
+
+    def _token_at(self, row: int) -> Node | None:
+        """The node of this parse holding the row's first non-blank character when that character lies inside it
+        rather than at its start (a multi-line string, heredoc, template literal or comment); ``None`` when a
+        token starts there."""
+        assert self.root is not None
+        line = self.lines[row]
+        column = len(line[: len(line) - len(line.lstrip())].encode("utf-8", "surrogatepass"))
+        node = self.root.descendant_for_point_range((row, column), (row, column))
+        if node is None or (node.start_point.row == row and node.start_point.column == column):
+            return None
+        return node
+
+    def _starts_token(self, row: int) -> bool:
+        """Whether a token of this parse starts at the row's first non-blank character."""
+        return self._token_at(row) is None
+
+    def _inside_token(self, row: int, end: int | None = None) -> bool:
+        """Whether the row's first non-blank character lies inside a multi-line token of this parse other than a
+        comment: a string, heredoc or template literal, what runs too far when the lexer goes wrong. With
+        ``end``, only a token that looks like it ran too far counts: its last row is covered by an ERROR or
+        MISSING node (the text after it did not parse) or it reaches row ``end`` (the end of the definition). The
+        token is taken with the ancestors starting where it starts (a heredoc body split by interpolations), and
+        a closed string holding code, followed by code that parses, does not count."""
+        node = self._token_at(row)
+        if node is None or node.type in self.spec.comments:
+            return False
+        if end is None:
+            return True
+        last = _last_row(node)
+        start = node.start_point
+        parent = node.parent
+        while parent is not None and parent.start_point.row == start.row and parent.start_point.column == start.column:
+            last = max(last, _last_row(parent))
+            parent = parent.parent
+        prefix = self._error_rows()
+        return last >= end or prefix[last + 1] > prefix[last]
+
+    def _reparse(self, first: int, last: int, check: bool = False) -> Node | None:
+        """Parse rows ``first..last`` alone, preceded by ``first`` newlines so that tree rows are file rows;
+        ``None`` when the file's re-parse budget cannot pay for it (counted as unchecked for a ``check``)."""
+        recovery = self.recovery
+        text = "\n".join(self.lines[first : last + 1])
+        data = text.encode("utf-8", "surrogatepass")
+        grammar = self.spec.grammar_for(text)
+        if recovery is None or grammar is None:
+            return None
+        if len(data) > recovery.budget:
+            recovery.unchecked += check
+            return None
+        recovery.budget -= len(data)
+        tree = get_parser(grammar).parse(b"\n" * first + data + b"\n")
+        recovery.trees.append(tree)
+        return tree.root_node
+
+    def _missed_definition(self, root: Node, candidates: set[int]) -> int | None:
+        """First row (with attached comments) of a definition of the re-parsed tree ``root`` that starts on a
+        ``candidates`` row where this parse found no definition; ``None`` if there is none."""
+        probe = _FileChunking(self.spec, self.lines, self.blank, self.max_lines)
+        best: int | None = None
+        stack = [root]
+        while stack:
+            scope = stack.pop()
+            for node, frame in probe.find_definitions(scope):
+                row = node.start_point.row
+                if row in candidates and row not in self.def_rows:
+                    start = probe.extended_start(node, frame)
+                    best = start if best is None else min(best, start)
+                elif node.type in self.spec.containers or node.has_error:
+                    stack.append(node)
+        return best
+
+    def _member_indent(self, core: int, end: int) -> int:
+        """Indentation of the first non-blank row after ``core`` up to ``end`` (a container's members), or -1."""
+        indents = self._indents()
+        blank = self.blank
+        for row in range(core + 1, min(end, len(self.lines) - 1) + 1):
+            if not blank[row]:
+                return indents[row]
+        return -1
+
+    def _stretched_at(self, core: int, end: int, width: int) -> int | None:
+        """Where a definition holding a parse error (rows ``core..end``) was stretched over definitions indented
+        ``width`` or less that it does not contain, or ``None``.
+
+        Candidates are the rows after ``core`` indented no deeper than ``width`` that lie inside a multi-line
+        token of this parse other than a comment (a string, heredoc or template literal that ran too far,
+        :meth:`_inside_token`). Rows from the first candidate to
+        ``end`` are re-parsed alone (:meth:`_restart`), and a definition of that parse starting on a candidate
+        row where this parse found none proves the stretch. Returns that definition's first row (with its
+        attached comments).
+        """
+        end = min(end, len(self.lines) - 1)
+        indents = self._indents()
+        blank = self.blank
+        shallow = [row for row in range(core + 1, end + 1) if indents[row] <= width and not blank[row]]
+        candidates = [row for row in shallow if self._inside_token(row, end)]
+        if not candidates:
+            return None
+        return self._restart(candidates, candidates, end)
+
+    def _restart(self, restarts: list[int], candidates: list[int], end: int) -> int | None:
+        """Re-parse rows ``restarts[0]..end`` alone and return the first row of the first definition of that parse
+        starting on a ``candidates`` row where this parse found none (:meth:`_missed_definition`), or ``None``.
+
+        When one is found at row ``p``, up to :data:`_MAX_RESTARTS` - 1 more restarts between ``restarts[0]`` and
+        ``p`` are tried (the first restart row is often garbage, e.g. the rest of a broken string, which can hide
+        the definition right after it); the earliest definition found wins.
+        """
+        wanted = set(candidates)
+        root = self._reparse(restarts[0], end, check=True)
+        point = None if root is None else self._missed_definition(root, wanted)
+        if point is None:
+            return None
+        for row in restarts[1:_MAX_RESTARTS]:
+            if row >= point:
+                break
+            root = self._reparse(row, end, check=True)
+            found = None if root is None else self._missed_definition(root, wanted)
+            if found is not None and found < point:
+                point = found
+                break
+        return point
+
+    def _gap_stretched_at(self, start: int, end: int) -> int | None:
+        """Where definitions swallowed by a parse error start inside rows ``start..end`` outside every definition
+        of the parsed text (a gap of the file or of a re-parse), or ``None``.
+
+        Only rows from the second row of this parse on are checked, and only when some of them, indented no
+        deeper than the first, lie inside an ERROR node and inside a multi-line token of this parse other than a
+        comment (:meth:`_inside_token`). Candidates are those rows and the rows that start with a token of this
+        parse. Rows from the first candidate starting a token to ``end`` are re-parsed alone, then (if that
+        finds nothing) rows from the first candidate inside a token (:meth:`_restart`); a definition of such a
+        parse starting on a candidate row proves the swallowing. Returns that definition's first row (with its
+        attached comments).
+        """
+        prefix = self._error_rows()
+        if prefix[end + 1] == prefix[start]:
+            return None
+        blank = self.blank
+        indents = self._indents()
+        rows = [row for row in range(max(start, self.first_row + 1), end + 1) if not blank[row]]
+        if not rows:
+            return None
+        width = indents[rows[0]]
+        inside_rows = [
+            row for row in rows if indents[row] <= width and prefix[row + 1] > prefix[row] and self._inside_token(row)
+        ]
+        if not inside_rows:
+            return None
+        token_rows = [row for row in rows if self._starts_token(row)]
+        candidates = sorted(set(token_rows) | set(inside_rows))
+        for restarts in (token_rows, inside_rows):
+            if restarts:
+                point = self._restart(restarts, candidates, end)
+                if point is not None:
+                    return point
+        return None
+
+    def _recover_runs(
+        self,
+        filled: list[_Region],
+        inner: list[_Region],
+        last: int,
+        symbols: tuple[str, ...],
+        scope_symbol: str,
+        in_container: bool,
+        depth: int,
+    ) -> list[_Region]:
+        """``filled`` (the regions of a parsed text up to row ``last``) with the rows from the first gap outside
+        ``inner`` that swallowed definitions (:meth:`_gap_stretched_at`) to ``last`` re-chunked from a re-parse."""
+        inner_ids = {id(region) for region in inner}
+        for region in filled:
+            if id(region) in inner_ids:
+                continue
+            point = self._gap_stretched_at(region.start, min(region.end, len(self.lines) - 1))
+            if point is not None:
+                return _joined(
+                    _cut(filled, point), self._rechunk(point, last, symbols, scope_symbol, in_container, depth)
+                )
+        return filled
+
+    def _rechunk(
+        self,
+        first: int,
+        last: int,
+        symbols: tuple[str, ...],
+        scope_symbol: str,
+        in_container: bool,
+        depth: int,
+    ) -> list[_Region]:
+        """Regions covering rows ``first..last`` of a scope from a parse of those rows alone (rule 2b, applied
+        again inside), or hybrid's blank-line aligned windows once :data:`MAX_REPARSE_DEPTH` or
+        :data:`REPARSE_BUDGET` is reached. Gaps carry ``symbols``; definitions are qualified with
+        ``scope_symbol``."""
+        recovery = self.recovery
+        assert recovery is not None
+        recovery.reparses += 1
+        origin = recovery.reparses
+        root = self._reparse(first, last) if self.level < MAX_REPARSE_DEPTH else None
+        if root is None:
+            windows = block_ranges(self.blank, first, last, recovery.window_lines)
+            return [_Region(s, e, s, "window", (), None, origin) for s, e in windows]
+        sub = _FileChunking(self.spec, self.lines, self.blank, self.max_lines, recovery, first, self.level + 1)
+        out = sub.scope_regions(root, first, last, symbols, scope_symbol, in_container, depth)
+        for region in out:
+            if not region.origin:
+                region.origin = origin
+        return out
 
     @staticmethod
     def _resolve_overlaps(regions: list[_Region]) -> list[_Region]:
@@ -458,11 +786,7 @@ class _FileChunking:
             if child.type not in self.spec.comments or child.start_point.row > self.header_end + 1:
                 break
             self.header_end = _last_row(child)
-        regions = self.regions(root, "", False, 0)
-        regions = [r for r in regions if r.start < n_rows]
-        for r in regions:
-            r.end = min(r.end, n_rows - 1)
-        regions = self._fill(0, n_rows - 1, regions, "gap", (), root)
+        regions = self.scope_regions(root, 0, n_rows - 1, (), "", False, 0)
         out: list[_Region] = []
         for region in regions:
             trimmed = self.trim(region.start, region.end)
@@ -470,11 +794,53 @@ class _FileChunking:
                 continue
             start, end = trimmed
             if end - start + 1 <= self.max_lines:
-                out.append(_Region(start, end, start, region.kind, region.symbols, None))
+                out.append(_Region(start, end, start, region.kind, region.symbols, None, region.origin))
                 continue
             for s, e in self.split(region.node, start, end):
-                out.append(_Region(s, e, s, region.kind, region.symbols, None))
+                out.append(_Region(s, e, s, region.kind, region.symbols, None, region.origin))
         return out
+
+    def scope_regions(
+        self,
+        root: Node,
+        first: int,
+        last: int,
+        symbols: tuple[str, ...],
+        scope_symbol: str,
+        in_container: bool,
+        depth: int,
+    ) -> list[_Region]:
+        """Regions covering rows ``first..last`` (the whole text of this parse): definitions, then gaps carrying
+        ``symbols``, before trimming and splitting."""
+        self.root = root
+        regions = self.regions(root, scope_symbol, in_container, depth, last, symbols)
+        regions = [r for r in regions if r.start <= last]
+        for r in regions:
+            r.end = min(r.end, last)
+        filled = self._fill(first, last, regions, "gap", symbols, root)
+        if self.recovery is not None:
+            filled = self._recover_runs(filled, regions, last, symbols, scope_symbol, in_container, depth)
+        return filled
+
+
+def _cut(regions: list[_Region], row: int) -> list[_Region]:
+    """The parts of sorted, disjoint ``regions`` above ``row`` (a region reaching ``row`` ends just above it)."""
+    out = []
+    for region in regions:
+        if region.start >= row:
+            break
+        if region.end >= row:
+            region.end = row - 1
+        out.append(region)
+    return out
+
+
+def _joined(head: list[_Region], tail: list[_Region]) -> list[_Region]:
+    """``head + tail``, the last gap of ``head`` and a first gap of ``tail`` with the same symbols made one."""
+    if head and tail and head[-1].kind == tail[0].kind == "gap" and head[-1].symbols == tail[0].symbols:
+        head[-1].end = tail[0].end
+        return head + tail[1:]
+    return head + tail
 
 
 def _merged(a: _Region, b: _Region) -> _Region:
@@ -528,7 +894,9 @@ class FunctionChunker(Chunker):
     """Definitions (functions, methods, classes, ...) with their comments and decorators, plus gap chunks.
 
     See the module docstring for the rules. Chunks never overlap, and every non-blank line of a file is in
-    exactly one chunk.
+    exactly one chunk. Regions that a parse error stretched over other definitions are cut and the rest of their
+    scope re-chunked from a re-parse (rule 2b; the report's ``fallback`` is then ``reparse`` or
+    ``hybrid_region``).
 
     :param max_lines: longest chunk in lines; longer definitions are split at child boundaries (default 120).
     :param min_lines: chunks shorter than this are merged with a neighbour when ``merge_small`` (default 5).
@@ -587,12 +955,27 @@ class FunctionChunker(Chunker):
         has_error = root.has_error
         if has_error and self._fallback_on_error:
             return self._windows(source, blank), FileReport(parsed=True, parse_error=True, fallback="parse_error")
-        work = _FileChunking(spec, source.lines, blank, self.max_lines)
+        recovery = _Recovery(REPARSE_BUDGET * len(data), self.window_lines) if has_error else None
+        work = _FileChunking(spec, source.lines, blank, self.max_lines, recovery)
         regions = work.chunk_rows(root)
+        report = FileReport(parsed=True, parse_error=has_error)
+        if recovery is not None:
+            origins = {r.origin for r in regions if r.origin}
+            fallback = None
+            if origins:
+                fallback = "hybrid_region" if any(r.kind == "window" for r in regions) else "reparse"
+            report = FileReport(
+                parsed=True,
+                parse_error=True,
+                fallback=fallback,
+                stretched=len(origins),
+                recovered_lines=sum(r.end - r.start + 1 for r in regions if r.origin),
+                unchecked=recovery.unchecked,
+            )
         if self.merge_small:
             regions = _merge_small(regions, self.min_lines, self.max_lines)
         chunks = [make_chunk(source, r.start + 1, r.end + 1, r.kind, ", ".join(r.symbols)) for r in regions]
-        return chunks, FileReport(parsed=True, parse_error=has_error)
+        return chunks, report
 
 
 @dataclass(frozen=True)

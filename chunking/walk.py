@@ -25,7 +25,9 @@ Rules (documented in ``docs/chunking.md``):
   is skipped as ``undecodable_name`` and the rest of the snapshot is kept; :attr:`WalkStats.examples` shows it
   with the bad bytes escaped (``pkg/bad\\xffname.py``, see :func:`display_path`).
 - **Decoding**: :func:`chunking.lines.split_lines` (UTF-8 with U+FFFD for invalid bytes, BOM dropped, CRLF and
-  lone CR handled). Files that are not valid UTF-8 are kept and counted in :attr:`WalkStats.non_utf8`.
+  lone CR handled; Python files with a PEP 263 encoding declaration are decoded with its codec, counted per
+  codec in :attr:`WalkStats.declared_encodings`). Other files that are not valid UTF-8 are kept and counted in
+  :attr:`WalkStats.non_utf8`.
 - **Order**: sorted by repo-relative POSIX path (plain string order), so runs are deterministic.
 """
 
@@ -37,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from swe_explore.chunking.languages import TEXT, language_for_path, needs_text
-from swe_explore.chunking.lines import split_lines
+from swe_explore.chunking.lines import decode_source, split_text
 from swe_explore.chunking.types import SourceFile
 
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -194,7 +196,10 @@ class WalkStats:
     :param files_indexed: files returned as :class:`~chunking.types.SourceFile`.
     :param lines: total lines of the indexed files (:mod:`chunking.lines`).
     :param bytes: total size in bytes of the indexed files.
-    :param non_utf8: indexed files that are not valid UTF-8 (decoded with U+FFFD).
+    :param non_utf8: indexed files that are not valid UTF-8 and were decoded as UTF-8 with U+FFFD (no usable
+        PEP 263 declaration).
+    :param declared_encodings: codec -> indexed Python files decoded with the codec of their PEP 263 encoding
+        declaration (``iso8859-1``, ``cp1252``, ...; UTF-8 declarations are not counted).
     :param skipped: skip reason (see :data:`SKIP_REASONS`) -> number of files.
     :param examples: skip reason -> the first :data:`MAX_SKIP_EXAMPLES` skipped paths (repo-relative, written by
         :func:`display_path`; a directory for an unreadable directory), so a user can find them.
@@ -207,6 +212,7 @@ class WalkStats:
     lines: int = 0
     bytes: int = 0
     non_utf8: int = 0
+    declared_encodings: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
     examples: dict[str, list[str]] = field(default_factory=dict)
     excluded_dirs: dict[str, int] = field(default_factory=dict)
@@ -230,7 +236,7 @@ class WalkStats:
         :return: the statistics as a dict.
         """
         out = asdict(self)
-        for key in ("skipped", "examples", "excluded_dirs", "languages"):
+        for key in ("declared_encodings", "skipped", "examples", "excluded_dirs", "languages"):
             out[key] = dict(sorted(out[key].items()))
         return out
 
@@ -350,16 +356,20 @@ def _read_source(abs_path: str, rel: str, language: str, config: WalkConfig, sta
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         stats.skip("binary", rel)
         return None
-    lines = split_lines(data)
+    text, codec = decode_source(data, pep263=language == "python")
+    lines = split_text(text)
     if not lines:
         stats.skip("empty", rel)
         return None
     if needs_text(rel):
         language = language_for_path(rel, "\n".join(lines[:_H_SNIFF_LINES])) or language
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        stats.non_utf8 += 1
+    if codec is not None:
+        stats.declared_encodings[codec] = stats.declared_encodings.get(codec, 0) + 1
+    else:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            stats.non_utf8 += 1
     stats.files_indexed += 1
     stats.lines += len(lines)
     stats.bytes += len(data)

@@ -27,12 +27,20 @@ class FileReport:
     :param parsed: the file was parsed with a tree-sitter grammar.
     :param parse_error: the parse tree holds ERROR or MISSING nodes.
     :param fallback: why a code file was chunked by windows instead of its syntax (``too_large``,
-        ``long_lines``, ``parse_error``), ``None`` otherwise.
+        ``long_lines``, ``parse_error``), or how regions that a parse error stretched were chunked instead
+        (``reparse``: from a parse of their rows alone; ``hybrid_region``: some by hybrid's windows, the
+        re-parse limits being reached); ``None`` otherwise.
+    :param stretched: regions found stretched by a parse error and cut (``function`` rule 2b).
+    :param recovered_lines: lines of the chunks that came from those re-parses or windows.
+    :param unchecked: stretch checks skipped because the file's re-parse budget was spent (0 in practice).
     """
 
     parsed: bool = False
     parse_error: bool = False
     fallback: str | None = None
+    stretched: int = 0
+    recovered_lines: int = 0
+    unchecked: int = 0
 
 
 class Chunker(ABC):
