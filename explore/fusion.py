@@ -32,7 +32,7 @@ from swe_explore.explore.features import (
     SnapshotIndex,
     candidate_features,
 )
-from swe_explore.explore.packing import PackConfig, files_first, pack
+from swe_explore.explore.packing import PackConfig, files_first, gate_files, pack
 from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.explore.ranker import DEFAULT_MODEL, RankerModel, load_model
 from swe_explore.indexes.build import ensure_index, open_index
@@ -64,6 +64,8 @@ class FusionExplorer:
     :param candidates: candidate gathering; default: the model card's (``priors``: no mentions, no graph).
     :param files_first: with ``N > 0``, the best chunk of each of the first ``N`` files goes before the rest
         (two-stage packing); ``0`` packs the ranking as it is.
+    :param file_margin: with the learned ranker, keep only the files whose best chunk scores within this margin
+        of the best file's (:func:`~swe_explore.explore.packing.gate_files`; ``None``: every file).
     :param pack: the packer's parameters (K, B, ...).
     :param chunker: chunk strategy (the graph needs ``function``).
     :param potion_model: the Potion model path or id, for models with ``dense`` features.
@@ -81,6 +83,7 @@ class FusionExplorer:
     model: str = DEFAULT_MODEL
     candidates: CandidateConfig | None = None
     files_first: int = 0
+    file_margin: float | None = None
     pack: PackConfig = field(default_factory=PackConfig)
     chunker: str = "function"
     potion_model: str | None = None
@@ -138,6 +141,7 @@ class FusionExplorer:
             else {"name": self._model.name, "sha256": self._model.card.get("model_sha256")},
             "candidates": self.candidates.to_dict(),
             "files_first": self.files_first,
+            "file_margin": self.file_margin,
             "pack": self.pack.to_dict(),
             "chunker": {"name": self.chunker, "config": self._chunker.config()},
             "retrievers": {r.name: r.config() for r in self._retrievers()},
@@ -184,27 +188,30 @@ class FusionExplorer:
             self._loaded = (*key, SnapshotIndex(first.chunks, first.file_lines, retrievers, graph))
         return self._loaded[2]
 
-    def rank(self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None) -> list[Chunk]:
-        """The ranked candidate chunks, best first.
+    def rank(
+        self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None
+    ) -> tuple[list[Chunk], list[float]]:
+        """The ranked candidate chunks, best first, and their scores.
 
         :param snapshot_dir: the snapshot.
         :param query: the issue text.
         :param snapshot_name: its name in the store.
-        :return: the candidates in rank order (empty for an empty query).
+        :return: the candidates in rank order (empty for an empty query) and their scores (the learned ranker's,
+            or BM25 with priors).
         """
         index = self.load(snapshot_dir, snapshot_name)
         assert self.candidates is not None
         if not query.strip():
-            return []
+            return [], []
         if self._model is None:
             bm25 = index.retrievers["bm25"]
             hits = bm25.search(query, self.candidates.top_n)
             hits = apply_priors(query, index.chunks, hits, RankPriors())
-            return [index.chunks[h.index] for h in hits]
+            return [index.chunks[h.index] for h in hits], [h.score for h in hits]
         cands = candidate_features(query, index, self.candidates, self._model.features)
         scores = self._model.score(cands.features)
         order = np.lexsort((cands.ids, -scores))
-        return [index.chunks[int(cands.ids[k])] for k in order]
+        return [index.chunks[int(cands.ids[k])] for k in order], [float(scores[k]) for k in order]
 
     def explore(self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None) -> list[Region]:
         """At most K regions within the line budget, best first.
@@ -214,7 +221,9 @@ class FusionExplorer:
         :param snapshot_name: its name in the store.
         :return: the regions.
         """
-        ranked = self.rank(snapshot_dir, query, snapshot_name)
+        ranked, scores = self.rank(snapshot_dir, query, snapshot_name)
+        if self.file_margin is not None and self._model is not None:
+            ranked = gate_files(ranked, scores, self.file_margin)
         if self.files_first:
             ranked = files_first(ranked, self.files_first)
         index = self.load(snapshot_dir, snapshot_name)

@@ -186,6 +186,30 @@ def files_first(ranked: Sequence[Chunk], n_files: int, window: int | None = None
     return [ranked[i] for i in head] + [c for i, c in enumerate(ranked) if i not in chosen]
 
 
+def gate_files(ranked: Sequence[Chunk], scores: Sequence[float], margin: float, min_files: int = 1) -> list[Chunk]:
+    """Keep the chunks of the files the evidence supports: files whose best chunk scores at least the best
+    file's score minus ``margin``, and in any case the first ``min_files`` files of the ranking.
+
+    With a learned ranker's scores (log-odds-like), a margin bounds how much weaker than the best file a file
+    may be and still get a region: K regions then go to strong files (two regions each) rather than to weak
+    files, which trades HitFile for precision and context efficiency (``docs/benchmarks.md``).
+
+    :param ranked: chunks, best first.
+    :param scores: their scores, same order (non-increasing).
+    :param margin: score margin (``>= 0``).
+    :param min_files: files kept whatever their score.
+    :return: the chunks of the kept files, in rank order.
+    """
+    best: dict[str, float] = {}
+    for chunk, score in zip(ranked, scores):
+        best.setdefault(chunk.path, float(score))
+    if not best:
+        return []
+    top = max(best.values())
+    keep = {path for path, score in best.items() if score >= top - margin} | set(list(best)[:min_files])
+    return [c for c in ranked if c.path in keep]
+
+
 def _fill(regions: list[_Group], left: int, cap: int, file_lines: Mapping[str, int]) -> None:
     """Grow regions in rank order into the lines around them (never into another region of the file)."""
     for region in regions:

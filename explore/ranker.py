@@ -29,7 +29,7 @@ from swe_explore.chunking.types import Chunk
 #: Where the shipped models live.
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 #: The model the default explorer uses.
-DEFAULT_MODEL = "ranker-lexical"
+DEFAULT_MODEL = "ranker-mentions"
 
 #: LightGBM parameters of :func:`train` (the objective's defaults otherwise).
 TRAIN_PARAMS: dict[str, Any] = {
@@ -147,25 +147,55 @@ def load_model(name_or_path: str | Path = DEFAULT_MODEL) -> RankerModel:
     return RankerModel(booster, card, txt.stem)
 
 
-def relevance(candidates: Sequence[Chunk], core: Mapping[str, Sequence[tuple[int, int]]]) -> np.ndarray:
-    """Relevance labels of candidate chunks: 2 if at least half of the chunk's lines or at least half of the core
-    lines of its file are core lines, 1 if it overlaps a core region at all, else 0.
+#: Relevance label schemes (:func:`relevance`).
+LABEL_SCHEMES = ("lines", "file")
+
+
+def candidate_overlap(
+    candidates: Sequence[Chunk], core: Mapping[str, Sequence[tuple[int, int]]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What the labels are made from: per candidate, its core lines, its own lines and its file's core lines.
 
     :param candidates: the candidate chunks.
     :param core: resolved core regions by path: ``[(start, end), ...]`` (1-based, inclusive, merged).
-    :return: int32 labels ``(n,)``.
+    :return: three int32 arrays ``(n,)``: lines of the chunk that are core, lines of the chunk, core lines of the
+        chunk's file (0 when the file has no core region).
     """
-    labels = np.zeros(len(candidates), dtype=np.int32)
     core_lines = {p: sum(e - s + 1 for s, e in spans) for p, spans in core.items()}
+    overlap = np.zeros(len(candidates), dtype=np.int32)
+    lines = np.zeros(len(candidates), dtype=np.int32)
+    file_core = np.zeros(len(candidates), dtype=np.int32)
     for k, c in enumerate(candidates):
+        lines[k] = c.end - c.start + 1
         spans = core.get(c.path)
-        if not spans:
-            continue
-        overlap = sum(max(0, min(e, c.end) - max(s, c.start) + 1) for s, e in spans)
-        if overlap <= 0:
-            continue
-        labels[k] = 2 if overlap * 2 >= c.end - c.start + 1 or overlap * 2 >= core_lines[c.path] else 1
-    return labels
+        if spans:
+            file_core[k] = core_lines[c.path]
+            overlap[k] = sum(max(0, min(e, c.end) - max(s, c.start) + 1) for s, e in spans)
+    return overlap, lines, file_core
+
+
+def relevance(overlap: np.ndarray, lines: np.ndarray, file_core: np.ndarray, scheme: str = "file") -> np.ndarray:
+    """Relevance labels of candidates from :func:`candidate_overlap`.
+
+    ``lines``: 2 if at least half of the chunk's lines or half of its file's core lines are core, 1 if it
+    overlaps a core region at all, else 0. ``file`` (default): 3 and 2 as ``lines``' 2 and 1, plus 1 for every
+    other chunk of a file holding core lines: exploration ground truth is the code read around a change, so
+    a ranker trained on the lines a commit changed also learns which files matter.
+
+    :param overlap: core lines of each chunk.
+    :param lines: lines of each chunk.
+    :param file_core: core lines of each chunk's file.
+    :param scheme: ``"lines"`` or ``"file"``.
+    :return: int32 labels ``(n,)``.
+    :raises ValueError: for an unknown scheme.
+    """
+    if scheme not in LABEL_SCHEMES:
+        raise ValueError(f"unknown label scheme {scheme!r}; valid: {', '.join(LABEL_SCHEMES)}")
+    strong = (overlap > 0) & ((overlap * 2 >= lines) | (overlap * 2 >= file_core))
+    base = np.where(strong, 2, np.where(overlap > 0, 1, 0)).astype(np.int32)
+    if scheme == "lines":
+        return base
+    return np.where(overlap > 0, base + 1, np.where(file_core > 0, 1, 0)).astype(np.int32)
 
 
 def train(

@@ -2,7 +2,7 @@
 
 :func:`extract_group` turns one record (issue text, snapshot, core regions) into one query group: the
 candidates of :func:`swe_explore.explore.features.candidate_features` with every feature group, and their
-:func:`~swe_explore.explore.ranker.relevance` labels. Groups are cached on disk (``.npz``, no pickle) per record
+:func:`~swe_explore.explore.ranker.candidate_overlap` facts the labels are made from. Groups are cached on disk (``.npz``, no pickle) per record
 and feature configuration, so models over several feature subsets (the ablations) are trained from one
 extraction. :func:`check_training_repos` refuses records of repositories the models must never see: those of the
 SWE-Explore release (whose later history holds the benchmark's fixes) and those of the evaluation benches.
@@ -44,7 +44,9 @@ class Group:
     :param repo: its repository (``owner/name``).
     :param base_commit: its snapshot's commit.
     :param features: float32 ``(n, len(ALL_FEATURES))``.
-    :param labels: int32 ``(n,)`` relevance labels.
+    :param ids: int64 ``(n,)`` chunk indices of the candidates.
+    :param overlap: int32 ``(n,)``, ``lines`` and ``file_core``: what labels are made from
+        (:func:`~swe_explore.explore.ranker.candidate_overlap`).
     :param sources: uint8 ``(n,)`` candidate source bits (:attr:`~swe_explore.explore.features.Candidates.sources`).
     :param n_core_files: core files of the record (to tell how many the candidates reach).
     """
@@ -53,9 +55,22 @@ class Group:
     repo: str
     base_commit: str
     features: np.ndarray
-    labels: np.ndarray
+    ids: np.ndarray
+    overlap: np.ndarray
+    lines: np.ndarray
+    file_core: np.ndarray
     sources: np.ndarray
     n_core_files: int
+
+    def labels(self, scheme: str = "file") -> np.ndarray:
+        """Relevance labels under a scheme (:func:`~swe_explore.explore.ranker.relevance`).
+
+        :param scheme: the label scheme.
+        :return: int32 ``(n,)``.
+        """
+        from swe_explore.explore.ranker import relevance
+
+        return relevance(self.overlap, self.lines, self.file_core, scheme)
 
     def rows(self, config: CandidateConfig) -> np.ndarray:
         """The candidates a narrower configuration would also gather (mentions or graph off), as a mask.
@@ -111,16 +126,19 @@ def extract_group(record: BenchRecord, index: SnapshotIndex, config: CandidateCo
     :param config: candidate gathering.
     :return: the group.
     """
-    from swe_explore.explore.ranker import relevance
+    from swe_explore.explore.ranker import candidate_overlap
 
     names = [n for n in ALL_FEATURES if not n.startswith("potion_") or "potion" in index.retrievers]
     cands = candidate_features(record.query, index, config, names)
     matrix = np.full((cands.ids.size, len(ALL_FEATURES)), np.nan, dtype=np.float32)
     for j, name in enumerate(names):
         matrix[:, ALL_FEATURES.index(name)] = cands.features[:, j]
-    labels = relevance([index.chunks[int(i)] for i in cands.ids], resolved_core(record, index.file_lines))
+    overlap, lines, file_core = candidate_overlap(
+        [index.chunks[int(i)] for i in cands.ids], resolved_core(record, index.file_lines)
+    )
     core_files = {r["path"] for r in record.core_regions}
-    return Group(record.instance_id, record.repo, record.base_commit, matrix, labels, cands.sources, len(core_files))
+    return Group(record.instance_id, record.repo, record.base_commit, matrix, cands.ids, overlap, lines, file_core,
+                 cands.sources, len(core_files))
 
 
 def cache_key(config: CandidateConfig, extra: Mapping[str, Any]) -> str:
@@ -153,7 +171,8 @@ def save_group(path: Path, group: Group) -> None:
     fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
     os.close(fd)
     with open(tmp, "wb") as handle:
-        np.savez(handle, features=group.features, labels=group.labels, sources=group.sources, meta=np.array(meta))
+        np.savez(handle, features=group.features, ids=group.ids, overlap=group.overlap, lines=group.lines,
+                 file_core=group.file_core, sources=group.sources, meta=np.array(meta))
     os.replace(tmp, path)
 
 
@@ -168,15 +187,8 @@ def load_group(path: Path) -> Group | None:
             meta = json.loads(str(npz["meta"]))
             if tuple(meta["features"]) != ALL_FEATURES:
                 return None
-            return Group(
-                meta["instance_id"],
-                meta["repo"],
-                meta["base_commit"],
-                npz["features"],
-                npz["labels"],
-                npz["sources"],
-                int(meta["n_core_files"]),
-            )
+            return Group(meta["instance_id"], meta["repo"], meta["base_commit"], npz["features"], npz["ids"],
+                         npz["overlap"], npz["lines"], npz["file_core"], npz["sources"], int(meta["n_core_files"]))
     except (OSError, ValueError, KeyError):
         return None
 

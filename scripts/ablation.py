@@ -35,10 +35,15 @@ from swe_explore.explore.explorer import make_explorer
 from swe_explore.explore.fusion import FusionExplorer
 
 
+MODEL_DIR: list[Path] = []  # set by --model-dir
+
+
 def _fusion(model: str | None, files_first: int = 0, ranker: str = "learned") -> Callable[..., Any]:
     def build(store: Path, potion: str | None, n_files: int) -> Any:
-        return FusionExplorer(ranker=ranker, model=model or "ranker-lexical", files_first=files_first and n_files,
-                              potion_model=potion, store=store)
+        name = model or "ranker-lexical"
+        path = str(MODEL_DIR[0] / name) if MODEL_DIR else name
+        return FusionExplorer(ranker=ranker, model=path, files_first=files_first and n_files, potion_model=potion,
+                              store=store)
 
     return build
 
@@ -68,11 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--configs", nargs="+", choices=list(CONFIGS), default=None)
     parser.add_argument("--files-first", type=int, default=3)
     parser.add_argument("--latency", action="store_true")
+    parser.add_argument("--model-dir", type=Path, default=None, help="ranker models (default: the shipped ones)")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     from swe_explore.explore.explorer import default_store
 
     store = args.store or default_store()
+    if args.model_dir:
+        MODEL_DIR.append(args.model_dir)
     names = args.configs or [c for c in CONFIGS if args.potion_model or "potion" not in c and "full" not in c]
     records = load_bench(args.bench)
     scored: dict[str, list[dict[str, Any]]] = {}

@@ -14,7 +14,8 @@ indexed (BM25, TF-IDF, Potion with ``--potion-model``, the symbol graph), its ca
 extracted once (cached in ``--cache``, resumable), and one LightGBM LambdaRank model per ``--variant`` is trained
 on them (:data:`VARIANTS`; default: all) and written to ``--model-dir`` as ``<variant>.txt`` + ``<variant>.json``
 (the card: features, candidate configuration, parameters, and the training manifest with every repository and
-commit used). 15% of the repositories (chosen by a hash, fixed) are held out for early stopping.
+commit used). 15% of the repositories (chosen by a hash, fixed) are held out for early stopping. Candidates in
+test files are not trained on (:data:`NOT_LEARNED`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from tqdm import tqdm
 from swe_explore.evaluation.bench import find_snapshot, load_bench
 from swe_explore.evaluation.cli import die
 from swe_explore.explore.features import CandidateConfig, feature_names
-from swe_explore.explore.ranker import MODELS_DIR, RankerModel, train
+from swe_explore.explore.options import parse_option
+from swe_explore.explore.ranker import LABEL_SCHEMES, MODELS_DIR, RankerModel, train
 from swe_explore.explore.training import (
     ALL_FEATURES,
     Group,
@@ -56,6 +58,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "ranker-full": {"groups": ["lexical", "dense", "structure", "mentions", "graph"], "mentions": True, "graph": True},
 }
 VALID_SHARE = 0.15
+#: Features computed but not learned. Mined commits never change a test file (a selection rule), so every test
+#: chunk of the training data is irrelevant and a model would learn to bury tests, which exploration ground truth
+#: is full of (agents read the tests): test-file candidates are left out of training, and ``is_test`` is no
+#: feature, so tests are ranked by the same evidence as other code.
+NOT_LEARNED = ("is_test",)
 
 
 def is_valid_repo(repo: str) -> bool:
@@ -93,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-dir", type=Path, default=MODELS_DIR)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=400)
+    parser.add_argument("--labels", choices=LABEL_SCHEMES, default="file", help="relevance label scheme")
+    parser.add_argument("--params", type=parse_option, action="append", default=[], metavar="KEY=VALUE",
+                        help="LightGBM parameter override (repeatable)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N records (smoke runs)")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
@@ -172,18 +182,20 @@ def main(argv: list[str] | None = None) -> int:
         die(parser, "no record could be used")
     for name in variants:
         spec = VARIANTS[name]
-        names = feature_names(spec["groups"])
+        names = tuple(n for n in feature_names(spec["groups"]) if n not in NOT_LEARNED)
         variant_config = CandidateConfig(**{**config.to_dict(), "mentions": spec["mentions"], "graph": spec["graph"]})
         parts: dict[bool, list[tuple[np.ndarray, np.ndarray]]] = {True: [], False: []}
         for group in groups:
-            rows = group.rows(variant_config)
-            parts[is_valid_repo(group.repo)].append((group.select(names)[rows], group.labels[rows]))
-        booster = train(parts[False], names, rounds=args.rounds, seed=args.seed, valid=parts[True])
+            rows = group.rows(variant_config) & (group.select(["is_test"])[:, 0] != 1)
+            parts[is_valid_repo(group.repo)].append((group.select(names)[rows], group.labels(args.labels)[rows]))
+        booster = train(parts[False], names, rounds=args.rounds, seed=args.seed, valid=parts[True],
+                        params=dict(args.params))
         card = {
             "features": list(names),
             "groups": spec["groups"],
             "candidates": variant_config.to_dict(),
-            "params": {"rounds": args.rounds, "best_iteration": booster.best_iteration, "seed": args.seed},
+            "params": {"rounds": args.rounds, "best_iteration": booster.best_iteration, "seed": args.seed,
+                       "labels": args.labels, "overrides": dict(args.params)},
             "validation": {k: float(v) for k, v in (booster.best_score.get("valid_0") or {}).items()},
             "manifest": _manifest(groups, args, extract_seconds),
         }
@@ -202,8 +214,8 @@ def _manifest(groups: list[Group], args: argparse.Namespace, seconds: float) -> 
         repos.setdefault(g.repo, []).append(g.base_commit)
     return {
         "records": len(groups),
-        "records_with_relevant_candidate": sum(int(g.labels.max(initial=0) > 0) for g in groups),
-        "candidates": int(sum(g.labels.size for g in groups)),
+        "records_with_core_candidate": sum(int(g.overlap.max(initial=0) > 0) for g in groups),
+        "candidates": int(sum(g.ids.size for g in groups)),
         "repositories": {repo: sorted(commits) for repo, commits in sorted(repos.items())},
         "validation_repositories": sorted(r for r in repos if is_valid_repo(r)),
         "benches": [p.name for p in args.bench],
