@@ -223,7 +223,7 @@ class ReferenceAdapter:
 
 
 def make_explorer(
-    name: str = "bm25",
+    name: str = LEARNED,
     *,
     k: int | None = None,
     budget: int | None = None,
@@ -243,7 +243,7 @@ def make_explorer(
     :class:`~swe_explore.explore.fusion.FusionExplorer`), a retriever name (that retriever with the ranking
     priors), or ``reference_*`` (the reference baselines).
 
-    :param name: explorer name (default ``bm25``: BM25 over function chunks with the priors).
+    :param name: explorer name (default ``learned``: the fusion explorer with the shipped ranker).
     :param k: regions per query (top-K); overrides ``pack.k``.
     :param budget: line budget B per query (lines); overrides ``pack.budget`` (ours only).
     :param chunker: chunk strategy (ours only).

@@ -34,7 +34,7 @@ from swe_explore.explore.features import (
 )
 from swe_explore.explore.packing import PackConfig, files_first, gate_files, pack
 from swe_explore.explore.priors import RankPriors, apply_priors
-from swe_explore.explore.ranker import DEFAULT_MODEL, RankerModel, load_model
+from swe_explore.explore.ranker import DEFAULT_MODEL, RankerEnsemble, load_ensemble
 from swe_explore.indexes.build import ensure_index, open_index
 from swe_explore.indexes.graph import (
     CorruptGraphError,
@@ -59,8 +59,9 @@ class FusionExplorer:
     """Issue reading + code graph + learned fusion + line-budget packing (module docstring).
 
     :param ranker: ``learned`` (the LightGBM ranker) or ``priors`` (BM25 with the hand-set priors).
-    :param model: the learned ranker's model: a shipped name (``ranker-lexical``) or a path; its card fixes the
-        features and the candidate configuration.
+    :param model: the learned ranker's model(s): shipped names or paths, comma-separated for an ensemble whose
+        scores are averaged (:class:`~swe_explore.explore.ranker.RankerEnsemble`); the cards fix the features and
+        the candidate configuration. Default: :data:`~swe_explore.explore.ranker.DEFAULT_MODEL`.
     :param candidates: candidate gathering; default: the model card's (``priors``: no mentions, no graph).
     :param files_first: with ``N > 0``, the best chunk of each of the first ``N`` files goes before the rest
         (two-stage packing); ``0`` packs the ranking as it is.
@@ -99,10 +100,10 @@ class FusionExplorer:
         if self.files_first < 0:
             raise ValueError(f"files_first must be >= 0, got {self.files_first}")
         self.store = Path(self.store)
-        self._model: RankerModel | None = load_model(self.model) if self.ranker == "learned" else None
+        self._model: RankerEnsemble | None = load_ensemble(self.model) if self.ranker == "learned" else None
         if self.candidates is None:
             if self._model is not None:
-                self.candidates = CandidateConfig(**self._model.card["candidates"])
+                self.candidates = CandidateConfig(**self._model.candidates)
             else:
                 self.candidates = CandidateConfig(mentions=False, graph=False)
         features = self._model.features if self._model is not None else ()
@@ -136,9 +137,7 @@ class FusionExplorer:
         assert self.candidates is not None
         return {
             "ranker": self.ranker,
-            "model": None
-            if self._model is None
-            else {"name": self._model.name, "sha256": self._model.card.get("model_sha256")},
+            "model": None if self._model is None else self._model.fingerprint,
             "candidates": self.candidates.to_dict(),
             "files_first": self.files_first,
             "file_margin": self.file_margin,

@@ -68,15 +68,22 @@ def add_explorer_arguments(
     elif choose:
         parser.add_argument(
             "--retriever",
-            default="bm25",
+            default=LEARNED,
             choices=names,
             help="explorer: learned (fusion with the learned ranker), a retriever with the ranking priors, or a "
             "reference baseline re-run (default: %(default)s)",
         )
-        parser.add_argument("--ranker-model", default=None,
-                            help="learned: the ranker model, a shipped name or a path (default: the shipped default)")
-        parser.add_argument("--files-first", type=int, default=0,
-                            help="learned: files whose best chunk goes first, two-stage packing (default: 0, off)")
+        parser.add_argument(
+            "--ranker-model",
+            default=None,
+            help="learned: the ranker model, a shipped name or a path (default: the shipped default)",
+        )
+        parser.add_argument(
+            "--files-first",
+            type=int,
+            default=0,
+            help="learned: files whose best chunk goes first, two-stage packing (default: 0, off)",
+        )
     add_chunker_arguments(parser)
     if not choose:
         parser.set_defaults(chunker=None)
@@ -210,6 +217,25 @@ def explorer_from_args(
                 f"{name} is the reference baseline as specified (80/20 windows, raw top-K, no line "
                 f"budget); it takes only --k and --model, not {', '.join(ignored)}"
             )
+    if name == LEARNED:
+        given = [
+            flag
+            for flag, used in (
+                ("--retriever-option", args.retriever_option),
+                ("chunker options", chunker_options_from_args(args)),
+                ("--chunker other than function", args.chunker not in (None, "function")),
+                ("--top-n", getattr(args, "top_n", 200) != 200),
+                ("--no-priors or prior weights", hasattr(args, "no_priors") and priors_from_args(args) != RankPriors()),
+            )
+            if used
+        ]
+        if given:
+            raise ValueError(
+                f"{LEARNED} ranks with its trained model over function chunks (its features and candidates are "
+                f"fixed by the model card); it does not take {', '.join(given)}: use --retriever bm25 for those"
+            )
+    elif getattr(args, "ranker_model", None) or getattr(args, "files_first", 0):
+        raise ValueError(f"--ranker-model and --files-first apply to --retriever {LEARNED} only")
     if args.store.exists() and not args.store.is_dir():
         raise ValueError(f"--store {args.store} is not a directory")
     return make_explorer(

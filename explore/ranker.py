@@ -28,8 +28,8 @@ from swe_explore.chunking.types import Chunk
 
 #: Where the shipped models live.
 MODELS_DIR = Path(__file__).resolve().parent / "models"
-#: The model the default explorer uses.
-DEFAULT_MODEL = "ranker-mentions"
+#: The models the default explorer averages (:class:`RankerEnsemble`): the same training data, two feature sets.
+DEFAULT_MODEL = "ranker-mentions,ranker-mentions-graph"
 
 #: LightGBM parameters of :func:`train` (the objective's defaults otherwise).
 TRAIN_PARAMS: dict[str, Any] = {
@@ -100,6 +100,62 @@ class RankerModel:
         self.card["model_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
         card.write_text(json.dumps(self.card, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         return txt, card
+
+
+@dataclass
+class RankerEnsemble:
+    """Several rankers whose scores are averaged: models trained on the same data with different feature sets
+    make errors that partly cancel (measured in ``docs/benchmarks.md``: the average of ``ranker-mentions`` and
+    ``ranker-mentions-graph`` beats each alone on dev and the held-out set).
+
+    :param models: the members (one or more).
+    """
+
+    models: list[RankerModel]
+
+    @property
+    def name(self) -> str:
+        """The members' names joined by ``,``."""
+        return ",".join(m.name for m in self.models)
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        """The union of the members' features, in first-seen order (the columns :meth:`score` takes)."""
+        return tuple(dict.fromkeys(f for m in self.models for f in m.features))
+
+    @property
+    def candidates(self) -> dict[str, Any]:
+        """The candidate configuration: the first member's, with mentions and the graph on if any member uses them."""
+        out = dict(self.models[0].card["candidates"])
+        for key in ("mentions", "graph"):
+            out[key] = any(m.card["candidates"].get(key) for m in self.models)
+        return out
+
+    @property
+    def fingerprint(self) -> list[dict[str, str]]:
+        """Every member's name and text SHA-256 (written into result rows)."""
+        return [{"name": m.name, "sha256": str(m.card.get("model_sha256"))} for m in self.models]
+
+    def score(self, matrix: np.ndarray) -> np.ndarray:
+        """The mean of the members' scores.
+
+        :param matrix: float32 ``(n, len(features))`` in :attr:`features` order.
+        :return: float64 ``(n,)``.
+        """
+        columns = {f: j for j, f in enumerate(self.features)}
+        scores = [m.score(matrix[:, [columns[f] for f in m.features]]) for m in self.models]
+        return np.mean(scores, axis=0) if scores else np.zeros(matrix.shape[0])
+
+
+def load_ensemble(names: str | Path | Sequence[str | Path] = DEFAULT_MODEL) -> RankerEnsemble:
+    """Load one or several models (a comma-separated string or a sequence) as an ensemble.
+
+    :param names: shipped model names or paths.
+    :return: the ensemble.
+    :raises ModelError: if a member cannot be loaded.
+    """
+    items = str(names).split(",") if isinstance(names, (str, Path)) else [str(n) for n in names]
+    return RankerEnsemble([load_model(n.strip()) for n in items if n.strip()])
 
 
 def model_paths(name_or_path: str | Path) -> tuple[Path, Path]:

@@ -137,8 +137,18 @@ def extract_group(record: BenchRecord, index: SnapshotIndex, config: CandidateCo
         [index.chunks[int(i)] for i in cands.ids], resolved_core(record, index.file_lines)
     )
     core_files = {r["path"] for r in record.core_regions}
-    return Group(record.instance_id, record.repo, record.base_commit, matrix, cands.ids, overlap, lines, file_core,
-                 cands.sources, len(core_files))
+    return Group(
+        record.instance_id,
+        record.repo,
+        record.base_commit,
+        matrix,
+        cands.ids,
+        overlap,
+        lines,
+        file_core,
+        cands.sources,
+        len(core_files),
+    )
 
 
 def cache_key(config: CandidateConfig, extra: Mapping[str, Any]) -> str:
@@ -171,8 +181,16 @@ def save_group(path: Path, group: Group) -> None:
     fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
     os.close(fd)
     with open(tmp, "wb") as handle:
-        np.savez(handle, features=group.features, ids=group.ids, overlap=group.overlap, lines=group.lines,
-                 file_core=group.file_core, sources=group.sources, meta=np.array(meta))
+        np.savez(
+            handle,
+            features=group.features,
+            ids=group.ids,
+            overlap=group.overlap,
+            lines=group.lines,
+            file_core=group.file_core,
+            sources=group.sources,
+            meta=np.array(meta),
+        )
     os.replace(tmp, path)
 
 
@@ -187,8 +205,18 @@ def load_group(path: Path) -> Group | None:
             meta = json.loads(str(npz["meta"]))
             if tuple(meta["features"]) != ALL_FEATURES:
                 return None
-            return Group(meta["instance_id"], meta["repo"], meta["base_commit"], npz["features"], npz["ids"],
-                         npz["overlap"], npz["lines"], npz["file_core"], npz["sources"], int(meta["n_core_files"]))
+            return Group(
+                meta["instance_id"],
+                meta["repo"],
+                meta["base_commit"],
+                npz["features"],
+                npz["ids"],
+                npz["overlap"],
+                npz["lines"],
+                npz["file_core"],
+                npz["sources"],
+                int(meta["n_core_files"]),
+            )
     except (OSError, ValueError, KeyError):
         return None
 

@@ -42,8 +42,9 @@ def _fusion(model: str | None, files_first: int = 0, ranker: str = "learned") ->
     def build(store: Path, potion: str | None, n_files: int) -> Any:
         name = model or "ranker-lexical"
         path = str(MODEL_DIR[0] / name) if MODEL_DIR else name
-        return FusionExplorer(ranker=ranker, model=path, files_first=files_first and n_files, potion_model=potion,
-                              store=store)
+        return FusionExplorer(
+            ranker=ranker, model=path, files_first=files_first and n_files, potion_model=potion, store=store
+        )
 
     return build
 
@@ -102,8 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     sections = [f"# Ablation on {args.bench.name} ({len(records)} instances)\n"]
     rows_csv: list[dict[str, Any]] = []
     for language in ["all", *languages] if len(languages) > 1 else ["all"]:
-        subset = {n: [r for r in rows if language == "all" or lang_of[r["instance_id"]] == language]
-                  for n, rows in scored.items()}
+        subset = {
+            n: [r for r in rows if language == "all" or lang_of[r["instance_id"]] == language]
+            for n, rows in scored.items()
+        }
         comparison = compare_rows(subset, names[0], METRIC_NAMES)
         sections.append(f"## {language} (n = {comparison.n})\n")
         sections.append(format_comparison(comparison, metrics=MAIN_METRICS, metrics_as="columns"))

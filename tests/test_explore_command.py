@@ -28,7 +28,7 @@ def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_json_output_lists_k_regions_with_their_first_lines(capsys: pytest.CaptureFixture[str]) -> None:
     """--format json gives at most K regions within the budget, each with its first lines from the file."""
-    argv = [str(GOSERVER), QUERY, "--k", "2", "--budget", "40", "--format", "json", "--no-fill"]
+    argv = [str(GOSERVER), QUERY, "--retriever", "bm25", "--k", "2", "--budget", "40", "--format", "json", "--no-fill"]
     assert _explore(argv) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["k"] == 2 and payload["explorer"] == "bm25+function"
@@ -45,7 +45,7 @@ def test_issue_from_stdin_and_text_format(capsys: pytest.CaptureFixture[str], mo
     monkeypatch.setattr("sys.stdin", io.StringIO(QUERY))
     assert _explore([str(GOSERVER), "-", "--k", "1"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("bm25+function: 1 region(s)")
+    assert out.startswith("learned+function: 1 region(s)")
     assert "\n1. server/handler.go:" in out
 
 

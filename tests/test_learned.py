@@ -23,7 +23,14 @@ from swe_explore.explore.features import (
 )
 from swe_explore.explore.fusion import FusionExplorer
 from swe_explore.explore.packing import files_first, gate_files
-from swe_explore.explore.ranker import DEFAULT_MODEL, ModelError, candidate_overlap, load_model, relevance
+from swe_explore.explore.ranker import (
+    DEFAULT_MODEL,
+    ModelError,
+    candidate_overlap,
+    load_ensemble,
+    load_model,
+    relevance,
+)
 from swe_explore.explore.training import ALL_FEATURES, check_training_repos, extract_group, resolved_core
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,10 +62,14 @@ def test_resolved_core_uses_the_metric_sentinels() -> None:
     """``end: -1`` is the end of the file, overlapping regions merge, unresolvable ones drop."""
     record = load_bench(MINI_BENCH)[0]
     raw = dict(record.raw)
-    raw["ground_truth"] = dict(raw["ground_truth"], read_core_regions=[
-        {"path": "x.py", "start": 3, "end": -1}, {"path": "x.py", "start": 1, "end": 4},
-        {"path": "gone.py", "start": 1, "end": -1},
-    ])
+    raw["ground_truth"] = dict(
+        raw["ground_truth"],
+        read_core_regions=[
+            {"path": "x.py", "start": 3, "end": -1},
+            {"path": "x.py", "start": 1, "end": 4},
+            {"path": "gone.py", "start": 1, "end": -1},
+        ],
+    )
     from swe_explore.evaluation.bench import parse_record
 
     assert resolved_core(parse_record(raw), {"x.py": 9}) == {"x.py": [(1, 9)]}
@@ -68,7 +79,11 @@ def test_files_first_and_gate_files() -> None:
     """files_first moves each file's best chunk to the front (first N files); gate_files keeps strong files."""
     ranked = [_c("a.py", 1, 2), _c("a.py", 5, 6), _c("b.py", 1, 2), _c("c.py", 1, 2), _c("b.py", 9, 9)]
     assert [(c.path, c.start) for c in files_first(ranked, 2)] == [
-        ("a.py", 1), ("b.py", 1), ("a.py", 5), ("c.py", 1), ("b.py", 9)
+        ("a.py", 1),
+        ("b.py", 1),
+        ("a.py", 5),
+        ("c.py", 1),
+        ("b.py", 9),
     ]
     assert files_first(ranked, 0) == ranked
     assert [c.path for c in files_first(ranked, 5, window=2)][:2] == ["a.py", "a.py"]
@@ -81,8 +96,9 @@ def test_files_first_and_gate_files() -> None:
 def test_feature_groups_and_candidates_on_a_mini_snapshot(tmp_path: Path) -> None:
     """Every requested feature is a column; mentions and the graph add candidates and say so in ``sources``."""
     record = load_bench(MINI_BENCH)[0]
-    explorer = FusionExplorer(ranker="priors", candidates=CandidateConfig(), retrievers=("bm25", "tfidf"),
-                              graph=True, store=tmp_path)
+    explorer = FusionExplorer(
+        ranker="priors", candidates=CandidateConfig(), retrievers=("bm25", "tfidf"), graph=True, store=tmp_path
+    )
     index = explorer.load(MINI_REPOS / record.instance_id, record.instance_id)
     names = [n for n in ALL_FEATURES if not n.startswith("potion_")]
     cands = candidate_features(record.query, index, CandidateConfig(), names)
@@ -113,13 +129,19 @@ def test_training_refuses_release_and_eval_repositories() -> None:
 
 def test_shipped_model_loads_offline_and_ranks_deterministically(tmp_path: Path) -> None:
     """The default model and its card load without network; two explorers give the same regions."""
-    model = load_model(DEFAULT_MODEL)
-    assert model.features and model.booster.num_feature() == len(model.features)
-    manifest = model.card["manifest"]
-    release = (ROOT.parent / "shared" / "data" / "release-repos.txt")
-    if release.is_file():
-        listed = {line.split()[0] for line in release.read_text().splitlines() if line and not line.startswith("#")}
-        assert not {r.lower() for r in manifest["repositories"]} & listed
+    ensemble = load_ensemble(DEFAULT_MODEL)
+    assert len(ensemble.models) == 2
+    release = ROOT.parent / "shared" / "data" / "release-repos.txt"
+    for model in ensemble.models:
+        assert model.features and model.booster.num_feature() == len(model.features)
+        assert set(model.features) <= set(ensemble.features)
+        if release.is_file():
+            listed = {line.split()[0] for line in release.read_text().splitlines() if line and line[0] != "#"}
+            assert not {r.lower() for r in model.card["manifest"]["repositories"]} & listed
+    matrix = np.random.default_rng(0).normal(size=(7, len(ensemble.features))).astype(np.float32)
+    cols = {f: j for j, f in enumerate(ensemble.features)}
+    expected = np.mean([m.score(matrix[:, [cols[f] for f in m.features]]) for m in ensemble.models], axis=0)
+    assert np.allclose(ensemble.score(matrix), expected)
     record = load_bench(MINI_BENCH)[1]
     runs = []
     for i in range(2):
@@ -133,10 +155,10 @@ def test_model_files_are_checked(tmp_path: Path) -> None:
     """A missing file, an edited model text or a card without features is an error naming the file."""
     from swe_explore.explore.ranker import model_paths
 
-    txt, card = model_paths(DEFAULT_MODEL)
+    txt, card = model_paths(DEFAULT_MODEL.split(",")[0])
     shutil.copy(txt, tmp_path / "m.txt")
     shutil.copy(card, tmp_path / "m.json")
-    assert load_model(tmp_path / "m").features == load_model(DEFAULT_MODEL).features
+    assert load_model(tmp_path / "m").features == load_model(DEFAULT_MODEL.split(",")[0]).features
     (tmp_path / "m.txt").write_text((tmp_path / "m.txt").read_text() + "\n")
     with pytest.raises(ModelError, match="m.txt: SHA-256 differs"):
         load_model(tmp_path / "m")
@@ -152,10 +174,27 @@ def test_train_command_builds_a_model_from_labelled_records(tmp_path: Path) -> N
     bench = tmp_path / "train.jsonl"
     rows = [json.loads(line) for line in MINI_BENCH.read_text().splitlines()]
     bench.write_text("".join(json.dumps(r) + "\n" for r in rows * 1))
-    argv = ["--bench", str(bench), "--repos", str(MINI_REPOS), "--store", str(tmp_path / "store"),
-            "--cache", str(tmp_path / "cache"), "--exclude-repos", str(tmp_path / "none.txt"),
-            "--model-dir", str(tmp_path / "models"), "--variant", "ranker-lexical", "--rounds", "5", "--quiet",
-            "--params", "min_data_in_leaf=1"]
+    argv = [
+        "--bench",
+        str(bench),
+        "--repos",
+        str(MINI_REPOS),
+        "--store",
+        str(tmp_path / "store"),
+        "--cache",
+        str(tmp_path / "cache"),
+        "--exclude-repos",
+        str(tmp_path / "none.txt"),
+        "--model-dir",
+        str(tmp_path / "models"),
+        "--variant",
+        "ranker-lexical",
+        "--rounds",
+        "5",
+        "--quiet",
+        "--params",
+        "min_data_in_leaf=1",
+    ]
     (tmp_path / "none.txt").write_text("# nothing\n")
     assert main(argv) == 0
     card = json.loads((tmp_path / "models" / "ranker-lexical.json").read_text())
@@ -167,3 +206,16 @@ def test_train_command_builds_a_model_from_labelled_records(tmp_path: Path) -> N
     (tmp_path / "release.txt").write_text(f"{rows[0]['repo']}\t1\n")
     with pytest.raises(SystemExit):
         main([*argv[:8], "--exclude-repos", str(tmp_path / "release.txt"), *argv[10:]])
+
+
+def test_learned_refuses_options_it_does_not_use(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--top-n, priors and retriever options do not apply to the learned explorer: a clear error, not ignored."""
+    main = runpy.run_path(str(ROOT / "scripts" / "run_baselines.py"))["main"]
+    for extra in (["--top-n", "50"], ["--no-priors"], ["-O", "k1=1.2"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["--store", str(tmp_path / "s"), "--out", str(tmp_path / "o.jsonl"), *extra])
+        assert exc.value.code == 2
+        assert "learned ranks with its trained model" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--retriever", "bm25", "--files-first", "2", "--store", str(tmp_path / "s")])
+    assert "--files-first apply to --retriever learned only" in capsys.readouterr().err

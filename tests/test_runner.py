@@ -107,7 +107,7 @@ def test_out_directory_and_bad_top_n_are_refused(tmp_path: Path, capsys: pytest.
         _main("run_baselines", ["--out", str(tmp_path), "--store", str(tmp_path / "s"), "--quiet"])
     assert "is a directory" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        _main("run_baselines", ["--top-n", "0", "--store", str(tmp_path / "s")])
+        _main("run_baselines", ["--retriever", "bm25", "--top-n", "0", "--store", str(tmp_path / "s")])
     assert "top_n must be >= 1" in capsys.readouterr().err
 
 

@@ -42,7 +42,7 @@ def _run(tmp_path: Path, *extra: str) -> tuple[int, Path]:
 
 def test_run_baselines_writes_one_reference_row_per_instance(tmp_path: Path) -> None:
     """BM25 over function chunks finds the buggy definition of each mini instance first, within K and B."""
-    status, out = _run(tmp_path, "--k", "3", "--budget", "60", "--no-fill", "--merge-gap", "0")
+    status, out = _run(tmp_path, "--retriever", "bm25", "--k", "3", "--budget", "60", "--no-fill", "--merge-gap", "0")
     assert status == 0
     rows = {r["instance_id"]: r for r in _rows(out)}
     assert sorted(rows) == ["mini__goserver-2", "mini__pyshop-1", "mini__rustcalc-4", "mini__tsformat-3"]
@@ -83,7 +83,7 @@ def test_reference_baseline_runs_through_the_same_script(tmp_path: Path) -> None
 
 def test_evaluate_prints_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """evaluate.py rescored rows match the metrics written by run_baselines.py."""
-    _, out = _run(tmp_path)
+    _, out = _run(tmp_path, "--retriever", "bm25")
     capsys.readouterr()
     assert (
         _script("evaluate")(

@@ -101,8 +101,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=400)
     parser.add_argument("--labels", choices=LABEL_SCHEMES, default="file", help="relevance label scheme")
-    parser.add_argument("--params", type=parse_option, action="append", default=[], metavar="KEY=VALUE",
-                        help="LightGBM parameter override (repeatable)")
+    parser.add_argument(
+        "--params",
+        type=parse_option,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="LightGBM parameter override (repeatable)",
+    )
     parser.add_argument("--limit", type=int, default=None, help="only the first N records (smoke runs)")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
@@ -188,14 +194,20 @@ def main(argv: list[str] | None = None) -> int:
         for group in groups:
             rows = group.rows(variant_config) & (group.select(["is_test"])[:, 0] != 1)
             parts[is_valid_repo(group.repo)].append((group.select(names)[rows], group.labels(args.labels)[rows]))
-        booster = train(parts[False], names, rounds=args.rounds, seed=args.seed, valid=parts[True],
-                        params=dict(args.params))
+        booster = train(
+            parts[False], names, rounds=args.rounds, seed=args.seed, valid=parts[True], params=dict(args.params)
+        )
         card = {
             "features": list(names),
             "groups": spec["groups"],
             "candidates": variant_config.to_dict(),
-            "params": {"rounds": args.rounds, "best_iteration": booster.best_iteration, "seed": args.seed,
-                       "labels": args.labels, "overrides": dict(args.params)},
+            "params": {
+                "rounds": args.rounds,
+                "best_iteration": booster.best_iteration,
+                "seed": args.seed,
+                "labels": args.labels,
+                "overrides": dict(args.params),
+            },
             "validation": {k: float(v) for k, v in (booster.best_score.get("valid_0") or {}).items()},
             "manifest": _manifest(groups, args, extract_seconds),
         }
