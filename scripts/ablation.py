@@ -34,7 +34,6 @@ from swe_explore.evaluation.stats import compare_rows, format_comparison
 from swe_explore.explore.explorer import make_explorer
 from swe_explore.explore.fusion import FusionExplorer
 
-
 MODEL_DIR: list[Path] = []  # set by --model-dir
 
 
@@ -49,7 +48,8 @@ def _fusion(model: str | None, files_first: int = 0, ranker: str = "learned") ->
     return build
 
 
-#: Configuration name -> explorer factory ``(store, potion model, files-first N) -> explorer``.
+#: Configuration name -> explorer factory ``(store, potion model, files-first N) -> explorer``. ``today`` is the
+#: default before the learned ranker (BM25 over function chunks, hand-set priors, the packer).
 CONFIGS: dict[str, Callable[..., Any]] = {
     "today": lambda store, potion, n: make_explorer("bm25", store=store),
     "today+files-first": _fusion(None, 1, "priors"),
@@ -57,9 +57,10 @@ CONFIGS: dict[str, Callable[..., Any]] = {
     "learned+mentions": _fusion("ranker-mentions"),
     "learned+graph": _fusion("ranker-graph"),
     "learned+mentions+graph": _fusion("ranker-mentions-graph"),
-    "learned+mentions+graph+files-first": _fusion("ranker-mentions-graph", 1),
+    "learned-ensemble (default)": _fusion("ranker-mentions,ranker-mentions-graph"),
+    "learned-ensemble+files-first": _fusion("ranker-mentions,ranker-mentions-graph", 1),
+    "learned-ensemble+file-gate": _fusion("ranker-mentions,ranker-mentions-graph", gate=2.0),
     "learned-full (+potion)": _fusion("ranker-full"),
-    "learned-full+files-first": _fusion("ranker-full", 1),
 }
 
 
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     store = args.store or default_store()
     if args.model_dir:
         MODEL_DIR.append(args.model_dir)
-    names = args.configs or [c for c in CONFIGS if args.potion_model or "potion" not in c and "full" not in c]
+    names = args.configs or [c for c in CONFIGS if args.potion_model or "potion" not in c]
     records = load_bench(args.bench)
     scored: dict[str, list[dict[str, Any]]] = {}
     latency: dict[str, tuple[float, float]] = {}
@@ -150,8 +151,8 @@ def _latency(explorer: Any, records: list[Any], repos: Path) -> tuple[float, flo
     per_instance.sort()
     if not per_instance:
         return (0.0, 0.0)
-    p95 = per_instance[min(len(per_instance) - 1, int(round(0.95 * (len(per_instance) - 1))))]
-    return statistics.median(per_instance), p95
+    p95 = per_instance[min(len(per_instance) - 1, round(0.95 * (len(per_instance) - 1)))]
+    return float(statistics.median(per_instance)), p95
 
 
 if __name__ == "__main__":

@@ -127,3 +127,18 @@ def test_rows_record_the_snapshot_and_a_wrong_commit_is_an_error(tmp_path: Path)
     assert exc.value.code == 2
     with pytest.raises(SystemExit):
         _script("evaluate")([str(out), "--bench", str(MINI_BENCH), "--repos", str(repos)])
+
+
+def test_tables_per_dataset_and_language_with_counts(
+    mini_rows: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """evaluate prints one table per dataset and per language (from the core regions when a record has no
+    ``language``), each headed by its number of instances, and writes them into the JSON."""
+    status, summary = _evaluate(mini_rows, MINI_REPOS, tmp_path)
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "dataset mini (4 instances)" in out
+    for language in ("python", "go", "typescript", "rust"):
+        assert f"language {language} (1 instance)" in out
+        assert summary["per_language"][language]["cases"] == 1
+    assert summary["per_dataset"]["mini"]["cases"] == 4

@@ -13,8 +13,9 @@ predictions): mean over evaluated instances; instances without a snapshot are ex
 instances with no row count as 0 (as the reference's new runner does). Every gap is printed and written into
 ``--json`` (``coverage``): instances without a snapshot, without a result row, failed, rows with more than K
 regions, and predicted regions naming files that are not in the snapshot; ``--strict`` makes any of them an
-error. One table row per file (labelled by its explorer name, or file name when they clash); ``--per-repo`` adds
-a table per repository.
+error. One table row per file (labelled by its explorer name, or file name when they clash), then one table per
+``dataset`` and per language (the record's ``language``, else that of most of its core lines), with the number
+of instances of each; ``--per-repo`` adds a table per repository.
 
 ``--json`` writes each file's summary with its per-instance metrics (``per_instance``); ``--per-instance-csv``
 writes them as one CSV (``label, instance_id, outcome``, 17 metrics). ``--compare`` adds a table of every metric's
@@ -30,7 +31,7 @@ import json
 import sys
 from pathlib import Path
 
-from swe_explore.evaluation.bench import SnapshotCommitError
+from swe_explore.evaluation.bench import BenchRecord, SnapshotCommitError
 from swe_explore.evaluation.cli import MAIN_METRICS, add_bench_arguments, die, load_bench_args
 from swe_explore.evaluation.line_counts import LINE_COUNT_MODES
 from swe_explore.evaluation.metrics import METRIC_NAMES
@@ -39,6 +40,7 @@ from swe_explore.evaluation.results import (
     evaluate_rows,
     format_table,
     instance_metrics,
+    mean_metrics,
     read_rows,
     summarize,
     write_instance_csv,
@@ -183,6 +185,20 @@ def main(argv: list[str] | None = None) -> int:
             n = max(s["per_repo"].get(repo, {}).get("cases", 0) for s in summaries.values())
             print(f"\n{repo} ({n} instance{'' if n == 1 else 's'})")
             print(format_table(per, metrics=metrics, style=args.format))
+    for field, group_of in (("dataset", record_dataset), ("language", record_language)):
+        groups = {r.instance_id: group_of(r) for r in records}
+        for value in sorted(set(groups.values())):
+            per, n = {}, 0
+            for label, scored in scored_by_label.items():
+                subset = [row for row in scored if groups.get(row["instance_id"]) == value]
+                if subset:
+                    per[label] = mean_metrics(subset, metrics)
+                    summaries[label].setdefault(f"per_{field}", {})[value] = {
+                        "cases": len(subset), "metrics": mean_metrics(subset)}
+                    n = max(n, len(subset))
+            if per:
+                print(f"\n{field} {value} ({n} instance{'' if n == 1 else 's'})")
+                print(format_table(per, metrics=metrics, style=args.format))
     if args.compare:
         # only instances that each file has a row for (not the NOT_ATTEMPTED zeros of the table above)
         present = {
@@ -210,6 +226,19 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --strict: the evaluation has gaps (see the warnings above)", file=sys.stderr)
         return 1
     return 0
+
+
+def record_dataset(record: BenchRecord) -> str:
+    """The record's ``dataset`` field (``verified``, ``multilingual``, ``pro``, ``mined``...), else ``"-"``."""
+    return str(record.raw.get("dataset") or "-")
+
+
+def record_language(record: BenchRecord) -> str:
+    """The record's ``language`` field, else the language of most of its core lines (docs/config files do not
+    count: :func:`swe_explore.benchprep.release.instance_language`), else ``"-"``."""
+    from swe_explore.benchprep.release import instance_language
+
+    return str(record.raw.get("language") or instance_language(record.ground_truth) or "-")
 
 
 def _compared_line(comparison: Comparison) -> str:
