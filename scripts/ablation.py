@@ -37,12 +37,19 @@ from swe_explore.explore.fusion import FusionExplorer
 MODEL_DIR: list[Path] = []  # set by --model-dir
 
 
-def _fusion(model: str | None, files_first: int = 0, ranker: str = "learned") -> Callable[..., Any]:
+def _fusion(
+    model: str | None, files_first: int = 0, ranker: str = "learned", gate: float | None = None
+) -> Callable[..., Any]:
     def build(store: Path, potion: str | None, n_files: int) -> Any:
-        name = model or "ranker-lexical"
-        path = str(MODEL_DIR[0] / name) if MODEL_DIR else name
+        names = (model or "ranker-lexical").split(",")
+        path = ",".join(str(MODEL_DIR[0] / n) for n in names) if MODEL_DIR else ",".join(names)
         return FusionExplorer(
-            ranker=ranker, model=path, files_first=files_first and n_files, potion_model=potion, store=store
+            ranker=ranker,
+            model=path,
+            files_first=n_files if files_first else 0,
+            file_margin=gate,
+            potion_model=potion,
+            store=store,
         )
 
     return build
