@@ -370,7 +370,8 @@ class _Run:
         """
         if self._digests is None:
             files, _, _ = self.walk()
-            self._digests = {f.path: file_digest(f) for f in files}
+            if self._digests is None:
+                self._digests = {f.path: file_digest(f) for f in files}
         return self._digests
 
     def close(self) -> None:
@@ -396,7 +397,17 @@ class _Run:
         if self.walked is None:
             t0 = time.perf_counter()
             files, stats = walk_snapshot(self.snapshot_dir, self.walk_config)
-            self.walked = (files, stats, snapshot_fingerprint(files))
+            if self.cache is not None:  # the file digests of the cache's keys, in the same pass over the texts
+                digests: dict[str, str] = {}
+
+                def add(source: SourceFile, text: bytes) -> None:
+                    digests[source.path] = file_digest(source, text)
+
+                fingerprint = snapshot_fingerprint(files, add)
+                self._digests = digests
+            else:
+                fingerprint = snapshot_fingerprint(files)
+            self.walked = (files, stats, fingerprint)
             self.report.seconds["walk"] = time.perf_counter() - t0
         return self.walked
 

@@ -75,14 +75,15 @@ _FLUSH_BYTES = 256 << 20
 _MAX_OPEN_PACKS = 64
 
 
-def file_digest(source: SourceFile) -> str:
+def file_digest(source: SourceFile, text: bytes | None = None) -> str:
     """SHA-256 of everything a chunker sees of a walked file: path, language, size and lines.
 
     :param source: the file.
+    :param text: its lines joined by ``"\\n"`` in UTF-8, if already encoded.
     :return: 64 hex digits.
     """
     h = hashlib.sha256(f"{source.path}\0{source.language}\0{source.n_bytes}\0".encode("utf-8", "surrogatepass"))
-    h.update("\n".join(source.lines).encode("utf-8", "surrogatepass"))
+    h.update(text if text is not None else "\n".join(source.lines).encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
 
@@ -342,28 +343,43 @@ class CacheNamespace:
         if not keys or not n:
             self.stats.misses += len(keys)
             return out
-        wanted = _prefixes(np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, _SHA))
+        full = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, _SHA)
+        wanted = _prefixes(full)
         pos = np.searchsorted(index.prefix, wanted)
         found = pos < n
         found[found] = index.prefix[pos[found]] == wanted[found]
         self.stats.misses += int(len(keys) - found.sum())
+        exact = np.zeros(len(keys), dtype=bool)  # the first entry of the prefix run is the key (almost always)
+        exact[found] = (index.keys[pos[found]] == full[found]).all(axis=1)
         for i in np.flatnonzero(found).tolist():
-            j, damaged = int(pos[i]), False
-            while j < n and index.prefix[j] == wanted[i]:  # the run of entries with this prefix (usually one)
-                if index.keys[j].tobytes() == keys[i]:
-                    entry = self._entry(index, j)
-                    if entry is not None and hashlib.sha256(entry[:-_SHA]).digest() == entry[-_SHA:]:
-                        out[i] = entry[:-_SHA]
-                        break
-                    damaged = True
-                j += 1
-            if out[i] is not None:
-                self.stats.hits += 1
-            elif damaged:
-                self.stats.corrupt += 1
-            else:
-                self.stats.misses += 1
+            j = int(pos[i])
+            if exact[i]:
+                entry = self._entry(index, j)
+                if entry is not None and hashlib.sha256(entry[:-_SHA]).digest() == entry[-_SHA:]:
+                    out[i] = entry[:-_SHA]
+                    self.stats.hits += 1
+                    continue
+            out[i] = self._scan(index, j, keys[i])
         return out
+
+    def _scan(self, index: _Index, j: int, key: bytes) -> bytes | None:
+        """The payload of ``key`` from the run of entries sharing its prefix from ``j`` on (another key first, a
+        duplicate after a damaged copy), counted as a hit, corrupt entry or miss."""
+        damaged = False
+        prefix = index.prefix[j]
+        while j < len(index.prefix) and index.prefix[j] == prefix:
+            if index.keys[j].tobytes() == key:
+                entry = self._entry(index, j)
+                if entry is not None and hashlib.sha256(entry[:-_SHA]).digest() == entry[-_SHA:]:
+                    self.stats.hits += 1
+                    return entry[:-_SHA]
+                damaged = True
+            j += 1
+        if damaged:
+            self.stats.corrupt += 1
+        else:
+            self.stats.misses += 1
+        return None
 
     def reject(self) -> None:
         """Count a payload :meth:`get` returned but the caller found malformed as corrupt instead of a hit."""

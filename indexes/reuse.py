@@ -33,7 +33,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
-from itertools import chain, pairwise
+from itertools import pairwise
 from typing import Any, ClassVar
 
 import numpy as np
@@ -48,7 +48,7 @@ from swe_explore.retrievers.features import TermCounts
 
 __all__ = ["CachingChunker", "build_retrievers_reusing", "chunk_digest"]
 
-#: Feature kinds assembled from per-file pieces; others are computed over all chunks.
+#: Feature kinds assembled from per-chunk pieces; others are computed over all chunks.
 REUSED_FEATURES = ("term_counts", "vectors")
 
 
@@ -166,58 +166,54 @@ def chunk_digest(chunk: Chunk) -> str:
     return hashlib.sha256((head + chunk.text).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-#: One chunk's term counts: its terms, and one little-endian int32 count per term as bytes.
-_Counts = tuple[list[str], bytes]
+#: One chunk's term counts: its terms joined by NUL in UTF-8, and one little-endian int32 count per term.
+_Counts = tuple[bytes, bytes]
 
 
-def _encode_counts(piece: _Counts) -> bytes | None:
-    """A chunk's term counts as bytes: its terms joined by NUL in UTF-8, the byte 0xFF (never in UTF-8), then the
-    counts. ``None`` (not cached) if a term holds a NUL."""
-    terms, counts = piece
-    text = "\0".join(terms)
-    if text.count("\0") != max(len(terms) - 1, 0):
-        return None
-    return text.encode("utf-8", "surrogatepass") + b"\xff" + counts
+def _encode_counts(piece: _Counts) -> bytes:
+    """A chunk's term counts as one payload: the joined terms, the byte 0xFF (never in UTF-8), the counts."""
+    return piece[0] + b"\xff" + piece[1]
 
 
 def _decode_counts(payloads: Sequence[bytes]) -> list[_Counts | None]:
-    """Chunks' term counts from :func:`_encode_counts` payloads; ``None`` for a malformed one (the counts'
-    values are checked by :func:`_merge_counts`)."""
+    """Chunks' term counts from :func:`_encode_counts` payloads; ``None`` for a malformed one (other than one
+    count per term). The terms are decoded, all at once, by :func:`_merge_counts`."""
     out: list[_Counts | None] = []
     for payload in payloads:
         cut = payload.find(b"\xff")
-        try:
-            text = payload[:cut].decode("utf-8", "surrogatepass") if cut >= 0 else None
-        except UnicodeDecodeError:
-            text = None
-        terms = text.split("\0") if text else []
-        counts = payload[cut + 1 :]
-        out.append((terms, counts) if text is not None and len(counts) == 4 * len(terms) else None)
+        text, counts = payload[:cut], payload[cut + 1 :]
+        n_terms = text.count(b"\0") + 1 if text else 0
+        out.append((text, counts) if cut >= 0 and len(counts) == 4 * n_terms else None)
     return out
 
 
-def _split_counts(value: TermCounts) -> list[_Counts]:
-    """Per-chunk pieces of term counts: each row's terms and counts."""
-    indptr, terms = value.counts.indptr.tolist(), value.terms
-    indices, data = value.counts.indices.tolist(), value.counts.data.astype("<i4")
-    return [([terms[c] for c in indices[a:b]], data[a:b].tobytes()) for a, b in pairwise(indptr)]
+def _split_counts(value: TermCounts) -> list[_Counts] | None:
+    """Per-chunk pieces of term counts: each row's terms and counts; ``None`` if a term is empty or holds a NUL
+    (it could not be told apart in a piece; no tokenizer of this toolkit makes one)."""
+    if any(not t or "\0" in t for t in value.terms):
+        return None
+    terms = [t.encode("utf-8", "surrogatepass") for t in value.terms]
+    indptr, indices = value.counts.indptr.tolist(), value.counts.indices.tolist()
+    data = value.counts.data.astype("<i4")
+    return [(b"\0".join([terms[c] for c in indices[a:b]]), data[a:b].tobytes()) for a, b in pairwise(indptr)]
 
 
 def _merge_counts(pieces: Sequence[_Counts]) -> TermCounts:
     """The snapshot's term counts from per-chunk pieces, built as :func:`~retrievers.features.counts_from_tokens`
     builds them: terms sorted by code point, COO → CSR (int32 counts), duplicates summed, indices sorted.
 
-    :raises ValueError: if a count is below 1 (a cache entry whose checksum is valid but whose content is not:
-        only a bug writes one).
+    :raises ValueError: if the pieces' terms are not UTF-8 or a count is below 1 (a cache entry whose checksum is
+        valid but whose content is not: only a bug writes one).
     """
-    flat_terms = list(chain.from_iterable(p[0] for p in pieces))
+    joined = b"\0".join(p[0] for p in pieces if p[0])
+    flat_terms = joined.decode("utf-8", "surrogatepass").split("\0") if joined else []
+    data = np.frombuffer(b"".join(p[1] for p in pieces), dtype="<i4").astype(np.int32)
+    if len(flat_terms) != len(data) or (len(data) and data.min() < 1):
+        raise ValueError("cached term counts are malformed; delete the store's _cache/term_counts")
     terms = sorted(set(flat_terms))
     column = {t: j for j, t in enumerate(terms)}
     cols = np.fromiter(map(column.__getitem__, flat_terms), dtype=np.int64, count=len(flat_terms))
-    data = np.frombuffer(b"".join(p[1] for p in pieces), dtype="<i4").astype(np.int32)
-    if len(data) and data.min() < 1:
-        raise ValueError("a cached term count is below 1; delete the store's _cache/term_counts")
-    lengths = np.fromiter((len(p[0]) for p in pieces), dtype=np.int64, count=len(pieces))
+    lengths = np.fromiter((len(p[1]) // 4 for p in pieces), dtype=np.int64, count=len(pieces))
     rows = np.repeat(np.arange(len(pieces), dtype=np.int64), lengths)
     matrix = sp.csr_matrix((data, (rows, cols)), shape=(len(pieces), len(terms)), dtype=np.int32)
     matrix.sum_duplicates()
@@ -225,7 +221,7 @@ def _merge_counts(pieces: Sequence[_Counts]) -> TermCounts:
     return TermCounts(terms, matrix)
 
 
-def _encode_vector(piece: np.ndarray) -> bytes | None:
+def _encode_vector(piece: np.ndarray) -> bytes:
     """A chunk's vector as raw little-endian float32."""
     return np.ascontiguousarray(piece, dtype="<f4").tobytes()
 
@@ -258,7 +254,7 @@ def _merge_vectors(pieces: Sequence[np.ndarray]) -> np.ndarray:
     return np.stack(pieces).astype(np.float32, copy=False)
 
 
-#: kind -> (encode one piece, decode many payloads, split a computed value into pieces, merge pieces).
+#: kind -> (encode one piece, decode many payloads, split a computed value into pieces or None, merge pieces).
 _CODECS: dict[str, tuple[Any, Any, Any, Any]] = {
     "term_counts": (_encode_counts, _decode_counts, _split_counts, _merge_counts),
     "vectors": (_encode_vector, _decode_vectors, lambda value: list(value), _merge_vectors),
@@ -282,6 +278,11 @@ def _reused_feature(
         return retriever.compute_feature(name, chunks)
     stored = namespace.get_many(digests)
     found = [i for i, payload in enumerate(stored) if payload is not None]
+    if not found:  # nothing stored (a first build): compute as without reuse, then store the pieces
+        computed = retriever.compute_feature(name, chunks)
+        for digest, piece in zip(digests, split(computed) or [], strict=False):
+            namespace.put(digest, encode(piece))  # a text seen twice is stored once
+        return computed
     pieces: list[Any] = [None] * len(chunks)
     for i, piece in zip(found, decode([stored[i] for i in found]), strict=True):
         if piece is None:
@@ -291,16 +292,19 @@ def _reused_feature(
     for i, piece in enumerate(pieces):
         if piece is None:
             first.setdefault(digests[i], i)
-    if first:
-        todo = list(first.values())
-        for i, piece in zip(todo, split(retriever.compute_feature(name, [chunks[i] for i in todo])), strict=True):
-            pieces[i] = piece
-            payload = encode(piece)
-            if payload is not None:
-                namespace.put(digests[i], payload)
-        for i, piece in enumerate(pieces):
-            if piece is None:
-                pieces[i] = pieces[first[digests[i]]]
+    if not first:
+        return merge(pieces)
+    todo = list(first.values())
+    computed = retriever.compute_feature(name, [chunks[i] for i in todo])
+    split_pieces = split(computed)
+    if split_pieces is None:  # not representable as pieces: computed over all chunks, nothing stored
+        return retriever.compute_feature(name, chunks)
+    for i, piece in zip(todo, split_pieces, strict=True):
+        pieces[i] = piece
+        namespace.put(digests[i], encode(piece))
+    for i, piece in enumerate(pieces):
+        if piece is None:
+            pieces[i] = pieces[first[digests[i]]]
     return merge(pieces)
 
 

@@ -61,7 +61,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 from filelock import FileLock
@@ -95,21 +95,28 @@ def config_key(name: str, config: Mapping[str, Any]) -> str:
     return f"{name}-{hashlib.sha256(blob.encode()).hexdigest()[:8]}"
 
 
-def snapshot_fingerprint(files: Sequence[SourceFile]) -> str:
+def snapshot_fingerprint(
+    files: Sequence[SourceFile], on_file: Callable[[SourceFile, bytes], None] | None = None
+) -> str:
     """Content fingerprint of a walked snapshot: SHA-256 over every indexed file's path and lines.
 
     Two snapshots with the same indexed files (paths and line contents, by :mod:`chunking.lines`) have the same
     fingerprint wherever they live on disk and whatever their mtimes.
 
     :param files: the walker's output.
+    :param on_file: called with each file and its encoded text (lines joined by ``"\\n"``, UTF-8), so a caller
+        that hashes files too (:func:`indexes.cache.file_digest`) encodes each text once.
     :return: 64 hex digits.
     """
     digest = hashlib.sha256()
     for f in files:
+        text = "\n".join(f.lines).encode("utf-8", "surrogatepass")
         digest.update(f.path.encode("utf-8", "surrogatepass"))
         digest.update(b"\0")
-        digest.update("\n".join(f.lines).encode("utf-8", "surrogatepass"))
+        digest.update(text)
         digest.update(b"\0")
+        if on_file is not None:
+            on_file(f, text)
     return digest.hexdigest()
 
 

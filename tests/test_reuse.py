@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -138,8 +138,11 @@ def test_term_counts_from_pieces_equal_counting_all_chunks() -> None:
     same terms, same int32 CSR arrays; a chunk without tokens and a non-ASCII term included."""
     docs = [["beta", "alpha", "beta"], [], ["zeta"], ["alpha", "größe", "zz", "alpha"]]
     whole = counts_from_tokens(docs)
-    pieces = _decode_counts([_encode_counts(p) for p in _split_counts(whole)])
-    assert pieces[0] == (["alpha", "beta"], np.array([1, 2], dtype="<i4").tobytes())
+    split = _split_counts(whole)
+    assert split is not None
+    pieces = _decode_counts([_encode_counts(p) for p in split])
+    assert pieces[0] == (b"alpha\0beta", np.array([1, 2], dtype="<i4").tobytes())
+    assert pieces[1] == (b"", b"")
     merged = _merge_counts(pieces)
     assert merged.terms == whole.terms == ["alpha", "beta", "größe", "zeta", "zz"]
     for attr in ("indptr", "indices", "data"):
@@ -173,9 +176,8 @@ def test_index_repos_reports_the_hit_rate_and_no_reuse_turns_it_off(
     capsys.readouterr()
     assert index_main(["--repos", str(MINI_REPOS), "--out", str(store), "--retriever", "tfidf", "--quiet"]) == 0
     assert f"cache hit rate term_counts 100.0% ({n_chunks}/{n_chunks} chunks)" in capsys.readouterr().out
-    reports = sorted((store / "_reports").glob("index-*.json"))
-    second = [json.loads(p.read_text()) for p in reports if json.loads(p.read_text())["job"]["retrievers"][0][0]
-              == "tfidf"][0]
+    runs = [json.loads(p.read_text()) for p in (store / "_reports").glob("index-*.json")]
+    second = next(run for run in runs if run["job"]["retrievers"][0][0] == "tfidf")
     assert second["cache"] == {"term_counts": {"hits": n_chunks, "misses": 0, "corrupt": 0, "write_errors": 0,
                                                "corrupt_indexes": 0, "hit_rate": 1.0}}
     off = tmp_path / "off"

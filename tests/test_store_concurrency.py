@@ -10,8 +10,8 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from filelock import Timeout
@@ -130,9 +130,8 @@ def test_temporary_of_a_live_builder_is_left_alone(tmp_path: Path) -> None:
         report = ensure_index(snapshot, store, make_chunker("function"), [make_retriever("bm25")])
         assert report.built == ["chunks", "bm25"]
         assert (tmp / "half-written").read_text() == "x"
-        with pytest.raises(Timeout):
-            with IndexLock(window_dir, timeout=0.2):
-                pass
+        with pytest.raises(Timeout), IndexLock(window_dir, timeout=0.2):
+            pass
         assert tmp.is_dir()
     finally:
         holder.communicate("done\n", timeout=30)
@@ -160,9 +159,8 @@ def test_lock_file_removed_on_release_is_never_held_twice(tmp_path: Path) -> Non
         assert not held.is_set()
     assert held.wait(10)
     assert lock_path(cdir).is_file()  # the waiter's own file
-    with pytest.raises(Timeout):
-        with IndexLock(cdir, timeout=0.1):
-            pass
+    with pytest.raises(Timeout), IndexLock(cdir, timeout=0.1):
+        pass
     release.set()
     thread.join(10)
     assert not lock_path(cdir).exists()
