@@ -9,6 +9,9 @@
 - **Resume.** Every index directory is written atomically (temporary directory, then rename) and up-to-date
   indexes are skipped, so a killed batch resumes by running it again; builds are deterministic, so the resumed
   store holds the same files as an uninterrupted run (``tests/test_batch.py`` kills one with SIGKILL).
+- **Concurrency.** Each index is built under its lock (:class:`~indexes.store.IndexLock`), so two batches (or a
+  batch and ``run_baselines.py``) on one store build every index once and both succeed; with ``reuse`` the
+  workers share the store's content-addressed cache, whose entries are written atomically.
 - **Where.** ``loky`` (default: local processes), ``threading``, ``sequential`` (in this process), or
   ``dask``: the same tasks on a Dask distributed cluster (``scheduler="tcp://host:8786"``) or, without an
   address, on a local cluster started for the batch. Every report names the ``worker`` (``host:pid``).
@@ -42,6 +45,8 @@ class IndexJob:
     :param retrievers: ``(name, options)`` per retriever.
     :param walk: walking rules as :meth:`chunking.walk.WalkConfig.to_dict` gives them (``{}`` = defaults).
     :param rebuild: rebuild even up-to-date or corrupt indexes.
+    :param reuse: take what each file contributes from the store's content-addressed cache
+        (:func:`~indexes.build.ensure_index`'s ``reuse``).
     """
 
     chunker: str = "function"
@@ -49,6 +54,7 @@ class IndexJob:
     retrievers: tuple[tuple[str, dict[str, Any]], ...] = (("bm25", {}),)
     walk: dict[str, Any] = field(default_factory=dict)
     rebuild: bool = False
+    reuse: bool = False
 
 
 def peak_rss_mb() -> float:
@@ -74,10 +80,12 @@ def index_one(snapshot: str, store: str, job: IndexJob) -> dict[str, Any]:
     :param snapshot: snapshot directory.
     :param store: index store root.
     :param job: what to build.
-    :return: ``{"snapshot", "status": "built"|"up-to-date"|"error", "built", "counts", "seconds", "error",
-        "worker", "peak_rss_mb"}``: ``seconds`` holds the build steps, ``total`` (wall) and ``cpu`` (this
-        process's CPU seconds); ``worker`` is ``"<host>:<pid>"`` of the process that did the work and
-        ``peak_rss_mb`` its peak resident memory so far (MB; a worker's peak over all its tasks).
+    :return: ``{"snapshot", "status": "built"|"up-to-date"|"error", "built", "reused", "counts", "seconds",
+        "cache", "error", "worker", "peak_rss_mb"}``: ``seconds`` holds the build steps, ``total`` (wall) and
+        ``cpu`` (this process's CPU seconds); ``cache`` the content-addressed cache's lookups per kind (with
+        ``job.reuse``, see :class:`~indexes.build.BuildReport`); ``worker`` is ``"<host>:<pid>"`` of the process
+        that did the work and ``peak_rss_mb`` its peak resident memory so far (MB; a worker's peak over all its
+        tasks).
     """
     t0, c0 = time.perf_counter(), time.process_time()
     name = Path(snapshot).name
@@ -86,7 +94,7 @@ def index_one(snapshot: str, store: str, job: IndexJob) -> dict[str, Any]:
         chunker = make_chunker(job.chunker, **job.chunker_options)
         retrievers = [make_retriever(n, **opts) for n, opts in job.retrievers]
         walk = WalkConfig(**job.walk) if job.walk else WalkConfig()
-        report = ensure_index(Path(snapshot), Path(store), chunker, retrievers, walk, job.rebuild)
+        report = ensure_index(Path(snapshot), Path(store), chunker, retrievers, walk, job.rebuild, reuse=job.reuse)
     except Exception as exc:  # recorded in the run report; the batch goes on
         return {"snapshot": name, "status": "error", "error": f"{type(exc).__name__}: {exc}",
                 "traceback": traceback.format_exc(limit=5), "seconds": {"total": time.perf_counter() - t0},
@@ -95,9 +103,11 @@ def index_one(snapshot: str, store: str, job: IndexJob) -> dict[str, Any]:
         "snapshot": name,
         "status": "built" if report.built else "up-to-date",
         "built": report.built,
+        "reused": report.reused,
         "counts": report.counts,
         "seconds": {**{k: round(v, 4) for k, v in report.seconds.items()},
                     "total": round(time.perf_counter() - t0, 4), "cpu": round(time.process_time() - c0, 4)},
+        "cache": report.cache,
         "error": None,
         "worker": worker,
         "peak_rss_mb": peak_rss_mb(),

@@ -14,6 +14,14 @@ tokenization and Potion and FAISS one embedding; a hybrid is saved as links to i
 (:meth:`Retriever.parts <retrievers.base.Retriever.parts>`); a retriever added to an up-to-date chunk table gets
 its chunk texts cut from the walked files (:func:`chunks_with_text`, 0.05 s) instead of re-running the chunker
 (0.6 s). Chunking plus all five retrievers costs about 1 s per 100K lines.
+
+Concurrency: :func:`ensure_index` holds the index's :class:`~indexes.store.IndexLock` from its first check to
+its last write, so concurrent builders of one index build it once (the others wait, then reuse it) and only
+temporaries that dead builders left are removed (:func:`~indexes.store.remove_abandoned_temporaries`).
+
+Reuse (``reuse=True``): the chunks, term counts and vectors of every file already processed under the same
+configuration, in any snapshot, are taken from the store's content-addressed cache (:mod:`indexes.cache`,
+:mod:`indexes.reuse`) and the index is assembled from them, byte-identical to one built without it.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +38,7 @@ from typing import Any, Sequence
 from swe_explore.chunking.registry import Chunker, chunk_files
 from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.walk import WalkConfig, walk_snapshot
+from swe_explore.indexes.cache import ContentCache, file_digest
 from swe_explore.indexes.files import (
     FORMAT_VERSION,
     MANIFEST,
@@ -43,15 +53,18 @@ from swe_explore.indexes.files import (
     save_retriever,
     write_json,
 )
+from swe_explore.indexes.reuse import CachingChunker, build_retrievers_reusing
 from swe_explore.indexes.store import (
     CHUNK_FILES,
     ChunkTable,
+    IndexLock,
     atomic_directory,
     check_manifest,
     config_key,
     now_iso,
-    remove_stale_temporaries,
+    remove_abandoned_temporaries,
     snapshot_fingerprint,
+    temporary_path,
     toolkit_version,
 )
 from swe_explore.retrievers.base import Retriever
@@ -65,10 +78,15 @@ class BuildReport:
     :param snapshot: snapshot name (its directory name, normally the ``instance_id``).
     :param chunk_dir: the chunker directory of the index.
     :param built: ``"chunks"`` and/or retriever names that were (re)built; empty when all was up to date.
-    :param reused: retriever names whose saved index was reused.
+    :param reused: ``"chunks"`` and/or retriever names whose saved index was found current and reused.
     :param counts: files, lines and chunks of the snapshot.
     :param seconds: wall-clock seconds per step: ``walk``, ``chunk`` (or ``texts``), the shared features
-        (``term_counts``, ``vectors``) and each retriever's own build and save, by name.
+        (``term_counts``, ``vectors``; with reuse, their cache lookups included), each retriever's own build and
+        save, by name, and with reuse ``cache_write`` (writing the new cache entries).
+    :param cache: with ``reuse``, the content-addressed cache's lookups per kind (:class:`~indexes.cache.CacheStats`
+        as a dict: ``hits``, ``misses``, ``corrupt``, ``write_errors``, ``corrupt_indexes``), counted in files for
+        ``chunks`` and in chunks for ``term_counts`` and ``vectors``; empty without reuse or when nothing needed
+        building.
     """
 
     snapshot: str
@@ -77,6 +95,7 @@ class BuildReport:
     reused: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    cache: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -245,6 +264,7 @@ def ensure_index(
     walk_config: WalkConfig | None = None,
     rebuild: bool = False,
     snapshot_name: str | None = None,
+    reuse: bool = False,
 ) -> BuildReport:
     """Make sure the snapshot's chunk table and each retriever's index exist and are current; build what is not.
 
@@ -262,6 +282,12 @@ def ensure_index(
     stored twice; its manifest records each part's ``retriever.json`` hash, so a rebuilt part makes the hybrid
     stale, and it is re-linked.
 
+    The index's :class:`~indexes.store.IndexLock` is held throughout: a concurrent call for the same index (same
+    store, snapshot name, chunker and walk config) waits, then finds the index current and reuses it; on taking
+    the lock, temporaries a killed builder of this index left are removed. With ``reuse``, what each file
+    contributes (chunks, term counts, vectors) is looked up in the store's content-addressed cache first
+    (:mod:`indexes.reuse`); the index files are the same as without it.
+
     :param snapshot_dir: the snapshot (repository tree at ``base_commit``).
     :param store: index store root.
     :param chunker: the chunk strategy.
@@ -269,6 +295,9 @@ def ensure_index(
     :param walk_config: snapshot walking rules; default ``WalkConfig()``.
     :param rebuild: rebuild everything, even an up-to-date or corrupt index.
     :param snapshot_name: directory name in the store; default ``snapshot_dir.name``.
+    :param reuse: take each file's chunks and each chunk's term counts and vectors from ``<store>/_cache`` when
+        stored there, and store the new ones (``rebuild`` still reuses them: they are keyed by content, config and
+        code, and checked).
     :return: what was built or reused, with counts and timings (seconds per step: ``walk``, ``chunk`` or
         ``texts`` (cutting chunk texts from the files), ``term_counts`` and ``vectors`` (shared features), then
         per retriever name its own build plus save).
@@ -282,13 +311,19 @@ def ensure_index(
     walk_config = walk_config or WalkConfig()
     name = snapshot_name or snapshot_dir.name
     cdir = chunk_dir_for(store, name, chunker, walk_config)
-    remove_stale_temporaries(Path(store) / name)
-    run = _Run(snapshot_dir, walk_config, cdir, rebuild, BuildReport(name, cdir), stat_signature(snapshot_dir))
-    table, manifest, fresh = _load_or_build_table(run, chunker)
-    run.report.counts = dict(manifest["counts"])
-    plain, composite = _plan_retrievers(cdir, retrievers)
-    _build_missing(run, plain, table, manifest, fresh)
-    _link_composites(run, composite, table)
+    with IndexLock(cdir):
+        remove_abandoned_temporaries(cdir)
+        run = _Run(snapshot_dir, walk_config, cdir, rebuild, BuildReport(name, cdir), stat_signature(snapshot_dir))
+        if reuse:
+            run.cache = ContentCache(Path(store), run.scratch)
+        try:
+            table, manifest, fresh = _load_or_build_table(run, chunker)
+            run.report.counts = dict(manifest["counts"])
+            plain, composite = _plan_retrievers(cdir, retrievers)
+            _build_missing(run, plain, table, manifest, fresh)
+            _link_composites(run, composite, table)
+        finally:
+            run.close()
     return run.report
 
 
@@ -302,7 +337,9 @@ class _Run:
     :param rebuild: the caller's ``rebuild`` flag.
     :param report: the report being filled.
     :param signature: the snapshot's :func:`stat_signature`.
+    :param cache: the content-addressed cache when reusing, else ``None``.
     :param walked: what :meth:`walk` returned, once it ran.
+    :param scratch_dir: the temporary directory of cache writes, once made (:meth:`scratch`).
     """
 
     snapshot_dir: Path
@@ -311,7 +348,46 @@ class _Run:
     rebuild: bool
     report: BuildReport
     signature: str
+    cache: ContentCache | None = None
     walked: tuple[list[SourceFile], Any, str] | None = None
+    scratch_dir: Path | None = None
+    _digests: dict[str, str] | None = None
+
+    def scratch(self) -> Path:
+        """A temporary directory of this index for cache writes (made on first use, removed by :meth:`close`).
+
+        :return: ``<chunker dir>.tmp-<host>-<pid>-cache-<random>``.
+        """
+        if self.scratch_dir is None:
+            self.scratch_dir = temporary_path(self.cdir, "cache-")
+            self.scratch_dir.mkdir(parents=True)
+        return self.scratch_dir
+
+    def digests(self) -> dict[str, str]:
+        """:func:`~indexes.cache.file_digest` of every walked file, by path (computed on first use).
+
+        :return: path -> 64 hex digits.
+        """
+        if self._digests is None:
+            files, _, _ = self.walk()
+            if self._digests is None:
+                self._digests = {f.path: file_digest(f) for f in files}
+        return self._digests
+
+    def close(self) -> None:
+        """Write the cache's new entries (timed as ``cache_write``), remove the scratch directory, and copy the
+        cache's lookup counts into the report."""
+        try:
+            if self.cache is not None:
+                t0 = time.perf_counter()
+                self.cache.close()
+                if self.scratch_dir is not None:
+                    self.report.seconds["cache_write"] = time.perf_counter() - t0
+        finally:
+            if self.scratch_dir is not None:
+                shutil.rmtree(self.scratch_dir, ignore_errors=True)
+            if self.cache is not None:
+                self.report.cache = {kind: stats.to_dict() for kind, stats in self.cache.stats.items()}
 
     def walk(self) -> tuple[list[SourceFile], Any, str]:
         """The snapshot's files, walk statistics and content fingerprint (walked on first use, timed as ``walk``).
@@ -321,7 +397,17 @@ class _Run:
         if self.walked is None:
             t0 = time.perf_counter()
             files, stats = walk_snapshot(self.snapshot_dir, self.walk_config)
-            self.walked = (files, stats, snapshot_fingerprint(files))
+            if self.cache is not None:  # the file digests of the cache's keys, in the same pass over the texts
+                digests: dict[str, str] = {}
+
+                def add(source: SourceFile, text: bytes) -> None:
+                    digests[source.path] = file_digest(source, text)
+
+                fingerprint = snapshot_fingerprint(files, add)
+                self._digests = digests
+            else:
+                fingerprint = snapshot_fingerprint(files)
+            self.walked = (files, stats, fingerprint)
             self.report.seconds["walk"] = time.perf_counter() - t0
         return self.walked
 
@@ -349,10 +435,13 @@ def _load_or_build_table(run: _Run, chunker: Chunker) -> tuple[ChunkTable, dict[
             manifest = None  # content changed: rebuild below
         else:  # same content, new mtimes: refresh the signature only
             manifest["snapshot"]["stat_signature"] = run.signature
-            write_json(run.cdir / f"{MANIFEST}.tmp", manifest)
-            os.replace(run.cdir / f"{MANIFEST}.tmp", manifest_path)
+            tmp = temporary_path(manifest_path)
+            write_json(tmp, manifest)
+            os.replace(tmp, manifest_path)
     if manifest is not None:
-        return ChunkTable.load(run.cdir, manifest["counts"]["chunks"], manifest.get("files")), manifest, None
+        table = ChunkTable.load(run.cdir, manifest["counts"]["chunks"], manifest.get("files"))
+        run.report.reused.append("chunks")
+        return table, manifest, None
     return _build_table(run, chunker, expect)
 
 
@@ -368,7 +457,10 @@ def _build_table(
     """
     files, walk_stats, fingerprint = run.walk()
     t0 = time.perf_counter()
-    chunks, chunk_stats = chunk_files(files, chunker)
+    if run.cache is not None:  # same chunks and statistics, files already chunked taken from the cache
+        chunks, chunk_stats = chunk_files(files, CachingChunker(chunker, run.cache, run.digests()))
+    else:
+        chunks, chunk_stats = chunk_files(files, chunker)
     run.report.seconds["chunk"] = time.perf_counter() - t0
     table = ChunkTable(_without_text(chunks), {f.path: len(f.lines) for f in files})
     manifest = expect | {
@@ -443,7 +535,10 @@ def _build_missing(
         t0 = time.perf_counter()
         fresh = chunks_with_text(table, files)
         run.report.seconds["texts"] = time.perf_counter() - t0
-    build_seconds = build_retrievers([r for _, r, _ in todo], fresh)
+    if run.cache is not None:
+        build_seconds = build_retrievers_reusing([r for _, r, _ in todo], fresh, run.cache)
+    else:
+        build_seconds = build_retrievers([r for _, r, _ in todo], fresh)
     for i, (rdir, retriever, expect) in enumerate(todo):
         _write_retriever_dir(run.report, rdir, retriever, expect, build_seconds.get(f"{i}:{retriever.name}", 0.0))
     for key, value in build_seconds.items():

@@ -14,10 +14,10 @@ Layout under the store root (default: ``$SWE_EXPLORE_STORE``, else the user cach
 share a directory. Files are JSON and ``.npz``/``.npy`` (``allow_pickle=False``) only; no pickle.
 
 A directory is written under a temporary name beside its target and renamed into place (``os.replace``), so a
-reader sees a complete index or none, and a killed build leaves only a ``.tmp-*`` directory that the next build
-removes. Loading checks the format version, the JSON, the array lengths against the manifest counts, and that
-the retriever was built from this exact chunk table; a mismatch raises :class:`~indexes.files.CorruptIndexError`
-(broken files) or :class:`~indexes.files.StaleIndexError` (a valid index of something else), naming the file.
+reader sees a complete index or none. Loading checks the format version, the JSON, the array lengths against
+the manifest counts, and that the retriever was built from this exact chunk table; a mismatch raises
+:class:`~indexes.files.CorruptIndexError` (broken files) or :class:`~indexes.files.StaleIndexError` (a valid
+index of something else), naming the file.
 Every file is read and written through :mod:`indexes.files`.
 
 Checksums: a chunker directory's manifest records the size and SHA-256 of ``chunks.json`` and ``chunks.npz``
@@ -26,6 +26,25 @@ SHA-256 of its ``data/retriever.json`` (``meta_sha256``), and ``retriever.json``
 data files; so every file of an index is covered and reusing or opening one checks them all (about 30 ms for
 all five retrievers of pydata__xarray-7393). Manifests written before these fields existed are still read;
 their missing checksums are not checked.
+
+Concurrent builders (two ``index_repos.py`` runs on one store, ``index_repos.py`` next to ``run_baselines.py``,
+two Dask clients, threads) are safe by two rules:
+
+- **One builder per index.** Whoever checks or writes a chunker directory ``<snapshot>/<chunker>-<hash8>``
+  (its chunk table and every retriever inside it) holds its :class:`IndexLock`, an exclusive ``flock`` on
+  ``<snapshot>/<chunker>-<hash8>.lock`` (:mod:`filelock`, so it also works on NFS; the operating system drops
+  it when its process dies, even on SIGKILL). A second builder of the same index waits, then finds it current
+  and reuses it: every index is built once. The lock file is removed on release (see :class:`IndexLock` for
+  why that is safe), so a store at rest holds index files only.
+- **Only the owner removes a temporary.** Temporaries are named ``<target>.tmp-<host>-<pid>-<random>``
+  (:func:`temporary_path`) and made only by the holder of their index's lock: the directories of
+  :func:`atomic_directory`, the manifest being refreshed and the scratch directory of cache writes. Its owner
+  removes each one when it is done or fails. One left behind was therefore abandoned by a builder that died
+  (killed, out of memory, host lost): a temporary is provably abandoned when its index's lock is free, and
+  :func:`remove_abandoned_temporaries` removes exactly those of the index whose lock the caller holds, never
+  another index's, so a live builder's temporaries are never touched.
+
+Readers (:func:`indexes.build.open_index`) take no lock: renames are atomic and every file is checked on load.
 """
 
 from __future__ import annotations
@@ -34,14 +53,18 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
+import socket
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
+from filelock import FileLock
 
 from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.indexes.files import MANIFEST, CorruptIndexError, StaleIndexError, check_files, read_json, write_json
@@ -72,22 +95,51 @@ def config_key(name: str, config: Mapping[str, Any]) -> str:
     return f"{name}-{hashlib.sha256(blob.encode()).hexdigest()[:8]}"
 
 
-def snapshot_fingerprint(files: Sequence[SourceFile]) -> str:
+def snapshot_fingerprint(
+    files: Sequence[SourceFile], on_file: Callable[[SourceFile, bytes], None] | None = None
+) -> str:
     """Content fingerprint of a walked snapshot: SHA-256 over every indexed file's path and lines.
 
     Two snapshots with the same indexed files (paths and line contents, by :mod:`chunking.lines`) have the same
     fingerprint wherever they live on disk and whatever their mtimes.
 
     :param files: the walker's output.
+    :param on_file: called with each file and its encoded text (lines joined by ``"\\n"``, UTF-8), so a caller
+        that hashes files too (:func:`indexes.cache.file_digest`) encodes each text once.
     :return: 64 hex digits.
     """
     digest = hashlib.sha256()
     for f in files:
+        text = "\n".join(f.lines).encode("utf-8", "surrogatepass")
         digest.update(f.path.encode("utf-8", "surrogatepass"))
         digest.update(b"\0")
-        digest.update("\n".join(f.lines).encode("utf-8", "surrogatepass"))
+        digest.update(text)
         digest.update(b"\0")
+        if on_file is not None:
+            on_file(f, text)
     return digest.hexdigest()
+
+
+def owner_tag() -> str:
+    """``<host>-<pid>`` of this process, as temporaries carry it (characters outside ``[A-Za-z0-9_.]`` become
+    ``_``, so a host name never adds a path separator or a ``-`` field boundary).
+
+    :return: e.g. ``"node7-12345"``.
+    """
+    return f"{re.sub(r'[^A-Za-z0-9_.]', '_', socket.gethostname())}-{os.getpid()}"
+
+
+def temporary_path(target: Path, label: str = "") -> Path:
+    """A fresh temporary name beside ``target``: ``<target>.tmp-<host>-<pid>-<label><8 random hex>``.
+
+    Only the holder of the index's :class:`IndexLock` makes temporaries of that index (see the module
+    docstring), and the owner's host and pid in the name tell who left one behind.
+
+    :param target: the file or directory the temporary stands for.
+    :param label: a word in the name (``"old-"``, ``"cache-"``), for people reading the directory.
+    :return: the path (nothing is created).
+    """
+    return target.parent / f"{target.name}{_TMP_MARK}{owner_tag()}-{label}{uuid.uuid4().hex[:8]}"
 
 
 @contextlib.contextmanager
@@ -95,19 +147,20 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     """Write a directory atomically: yields an empty temporary directory that replaces ``target`` on success.
 
     On an exception the temporary directory is removed and ``target`` is left as it was. An existing
-    ``target`` is swapped out and deleted only after the new one is in place.
+    ``target`` is swapped out and deleted only after the new one is in place. The caller holds the lock of
+    the index ``target`` belongs to (:class:`IndexLock`), so no other process writes ``target`` meanwhile.
 
     :param target: the directory to (re)create.
     :return: a context manager yielding the temporary directory to fill.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f"{target.name}{_TMP_MARK}{uuid.uuid4().hex[:8]}"
+    tmp = temporary_path(target)
     tmp.mkdir()
     try:
         yield tmp
         old = None
         if target.exists():
-            old = target.parent / f"{target.name}{_TMP_MARK}old-{uuid.uuid4().hex[:8]}"
+            old = temporary_path(target, "old-")
             os.replace(target, old)
         os.replace(tmp, target)
         if old is not None:
@@ -117,18 +170,98 @@ def atomic_directory(target: Path) -> Iterator[Path]:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def remove_stale_temporaries(directory: Path) -> int:
-    """Delete ``*.tmp-*`` directories left by killed builds under ``directory`` (two levels deep).
+def lock_path(chunk_dir: Path) -> Path:
+    """The lock file of an index (a chunker directory and every retriever directory inside it).
 
-    :param directory: a snapshot's index directory.
+    :param chunk_dir: ``<store>/<snapshot>/<chunker>-<hash8>``.
+    :return: ``<store>/<snapshot>/<chunker>-<hash8>.lock``.
+    """
+    return chunk_dir.parent / f"{chunk_dir.name}.lock"
+
+
+class _LockFileReplaced(Exception):
+    """The lock was taken on a lock file that its previous holder had already removed; take it again."""
+
+
+class IndexLock:
+    """Exclusive lock of one index of the store, held while checking and building it; a context manager.
+
+    The lock is :class:`filelock.FileLock` (``flock``) on :func:`lock_path`. It is released by the operating
+    system when its process dies, so a builder killed while holding it blocks nobody. The lock file is removed
+    on release so that the store holds only index files; that is safe because every acquisition checks, while
+    holding the ``flock``, that the locked file is still the one at the lock's path (same device and inode,
+    through filelock's ``on_acquired`` hook) and otherwise takes the lock again on the current file: a waiter
+    that was blocked on a file its holder removed never believes it holds the lock (the standard protocol for
+    removable lock files).
+
+    :param chunk_dir: the index's chunker directory (it need not exist yet; its parent is created).
+    :param timeout: seconds to wait for another builder; ``None`` (the default) waits as long as it takes.
+    :raises filelock.Timeout: on entry, if ``timeout`` passed while another process held the lock.
+    """
+
+    def __init__(self, chunk_dir: Path, timeout: float | None = None) -> None:
+        self.path = lock_path(Path(chunk_dir))
+        self.timeout = timeout
+        self._lock: FileLock | None = None
+
+    def _check_current(self, fd: int) -> None:
+        """``on_acquired`` hook: refuse a lock taken on a removed or replaced lock file."""
+        held = os.fstat(fd)
+        try:
+            current = os.stat(self.path)
+        except FileNotFoundError:
+            raise _LockFileReplaced() from None
+        if (held.st_dev, held.st_ino) != (current.st_dev, current.st_ino):
+            raise _LockFileReplaced()
+
+    def __enter__(self) -> IndexLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        while True:
+            wait = -1.0 if deadline is None else max(0.0, deadline - time.monotonic())
+            lock = FileLock(str(self.path), timeout=wait, on_acquired=self._check_current)
+            try:
+                lock.acquire()
+            except _LockFileReplaced:
+                continue  # the file we locked was removed by its previous holder: lock the current one
+            self._lock = lock
+            return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        lock, self._lock = self._lock, None
+        if lock is None:
+            return
+        try:
+            with contextlib.suppress(FileNotFoundError, PermissionError):
+                os.unlink(self.path)  # while still holding it: waiters on this file will see it is gone
+        finally:
+            lock.release()
+
+
+def remove_abandoned_temporaries(chunk_dir: Path) -> int:
+    """Delete the temporaries of one index that dead builders left behind; call it holding its :class:`IndexLock`.
+
+    Holding the lock proves every temporary of this index abandoned (only the lock holder makes them, see the
+    module docstring): ``<chunker>-<hash8>.tmp-*`` beside the chunker directory, and ``*.tmp-*`` inside it and
+    inside its ``retrievers/``. Temporaries of other indexes of the snapshot (another chunker config, whose
+    builder may be running) are left alone.
+
+    :param chunk_dir: the index's chunker directory.
     :return: how many were removed.
     """
     removed = 0
-    if not directory.is_dir():
-        return 0
-    for pattern in (f"*{_TMP_MARK}*", f"*/retrievers/*{_TMP_MARK}*"):
+    patterns = [(chunk_dir.parent, f"{chunk_dir.name}{_TMP_MARK}*"), (chunk_dir, f"*{_TMP_MARK}*"),
+                (chunk_dir / "retrievers", f"*{_TMP_MARK}*")]
+    for directory, pattern in patterns:
+        if not directory.is_dir():
+            continue
         for tmp in directory.glob(pattern):
-            shutil.rmtree(tmp, ignore_errors=True)
+            if tmp.is_dir() and not tmp.is_symlink():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink(missing_ok=True)
             removed += 1
     return removed
 

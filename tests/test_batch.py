@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -145,3 +147,25 @@ def test_dask_cluster_builds_the_same_indexes(
     assert all(not r["worker"].endswith(f":{os.getpid()}") for r in reports)
     assert store_tree(tmp_path / "store") == store_tree(clean_store)
     assert _results(tmp_path / "store", _job(tiny_model_dir)) == _results(clean_store, _job(tiny_model_dir))
+
+
+def test_parallel_workers_sharing_the_cache_build_the_same_indexes(
+    store_tree: Callable[[Path], dict[str, bytes]], tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    """With reuse, two loky workers fill and read one cache at once (each mini snapshot twice, so the workers race
+    on the same pieces); the indexes equal a sequential build without reuse, and a store started from that
+    cache finds every piece."""
+    repos = tmp_path / "repos"
+    for snapshot in SNAPSHOTS:
+        shutil.copytree(snapshot, repos / snapshot.name)
+        shutil.copytree(snapshot, repos / f"{snapshot.name}-copy")
+    snapshots = sorted(repos.iterdir())
+    job = replace(_job(tiny_model_dir), reuse=True)
+    reports = index_many(snapshots, tmp_path / "store", job, n_jobs=2, backend="loky")
+    assert all(r["status"] == "built" for r in reports), reports
+    index_many(snapshots, tmp_path / "plain", _job(tiny_model_dir), backend="sequential")
+    tree = {k: v for k, v in store_tree(tmp_path / "store").items() if not k.startswith("_cache/")}
+    assert tree == store_tree(tmp_path / "plain")
+    shutil.copytree(tmp_path / "store" / "_cache", tmp_path / "warm" / "_cache")
+    warm = index_many(snapshots, tmp_path / "warm", job, n_jobs=2, backend="loky")
+    assert all(r["cache"]["chunks"]["misses"] == r["cache"]["vectors"]["misses"] == 0 for r in warm), warm

@@ -42,7 +42,7 @@ def test_build_then_reuse_does_no_work(snapshot: Path, tmp_path: Path) -> None:
     assert first.built == ["chunks", "bm25"]
     assert first.counts == {"files": 3, "lines": 12, "chunks": 5}  # Cart header, total, discount, slugify, README
     second = _build(snapshot, store)
-    assert second.built == [] and second.reused == ["bm25"]
+    assert second.built == [] and second.reused == ["chunks", "bm25"]
 
 
 def test_touched_but_unchanged_snapshot_is_not_rebuilt(snapshot: Path, tmp_path: Path) -> None:
@@ -243,7 +243,7 @@ def test_hybrid_links_its_parts_instead_of_copying_them(snapshot: Path, tmp_path
     fresh.build(chunk_snapshot(snapshot, make_chunker("function"))[0])
     assert loaded.search("cart discount", 5) == fresh.search("cart discount", 5) != []
     again = ensure_index(snapshot, store, make_chunker("function"), [make_retriever("bm25"), hybrid])
-    assert again.built == [] and again.reused == ["bm25", "potion", "hybrid"]
+    assert again.built == [] and again.reused == ["chunks", "bm25", "potion", "hybrid"]
 
 
 def test_changed_part_makes_the_hybrid_stale(snapshot: Path, tmp_path: Path, tiny_model_dir: Path) -> None:
@@ -407,7 +407,7 @@ def test_damaged_retriever_file_is_never_up_to_date(
     assert err.value.path == path
     assert build(rebuild=True).built == ["chunks", name]
     assert path.read_bytes() == original  # builds are deterministic
-    assert build().reused == [name]
+    assert build().reused == ["chunks", name]
 
 
 @pytest.mark.parametrize("file", ["chunks.json", "chunks.npz"])
@@ -440,7 +440,7 @@ def test_store_without_recorded_checksums_still_opens(snapshot: Path, tmp_path: 
         payload = json.loads(path.read_text())
         del payload[key]
         path.write_text(json.dumps(payload))
-    assert _build(snapshot, store).reused == ["bm25"]
+    assert _build(snapshot, store).reused == ["chunks", "bm25"]
     assert open_index(snapshot, store, make_chunker("function"), make_retriever("bm25")).retriever.n_docs == 5
 
 
@@ -470,7 +470,7 @@ def test_undecodable_file_name_skips_only_that_file(tmp_path: Path) -> None:
     walk = json.loads((report.chunk_dir / "manifest.json").read_text())["stats"]["walk"]
     assert walk["skipped"] == {"undecodable_name": 1}
     assert walk["examples"] == {"undecodable_name": ["pkg/bad\\xffname.py"]}
-    assert _build(root, tmp_path / "store").reused == ["bm25"]  # the stat signature handles the name too
+    assert _build(root, tmp_path / "store").reused == ["chunks", "bm25"]  # the stat signature handles the name too
     index = open_index(root, tmp_path / "store", make_chunker("function"), make_retriever("bm25"))
     assert [(c.path, c.start, c.end) for c in index.chunks] == [("pkg/ok.py", 1, 2)]
     assert index.retriever.search("ok_func")[0].index == 0

@@ -4,7 +4,7 @@ Usage::
 
     python scripts/index_repos.py --repos DIR [--bench FILE] [--out DIR] [--chunker NAME [options]]
         [--retriever NAME]... [-O KEY=VALUE]... [--model PATH] [--jobs N]
-        [--backend loky|threading|sequential|dask] [--scheduler ADDRESS] [--rebuild]
+        [--backend loky|threading|sequential|dask] [--scheduler ADDRESS] [--rebuild] [--no-reuse]
 
     # every retriever of every dev snapshot, two worker processes:
     python scripts/index_repos.py --repos repos/dev --jobs 2 --model ../shared/models/potion-base-8M \
@@ -20,7 +20,14 @@ directory per retriever. Up-to-date indexes are skipped, so re-running after a k
 and the others go on. The retrievers of one snapshot are built together, so BM25 and TF-IDF tokenize once and
 Potion and FAISS embed once; a hybrid links to its parts' indexes. With several ``--retriever``, each
 ``-O KEY=VALUE`` goes to the retrievers that accept it. A run report (per snapshot: status, counts, seconds per
-step, worker) is written to ``<out>/_reports/``. Exit status 1 if any snapshot failed.
+step, worker, cache lookups) is written to ``<out>/_reports/``. Exit status 1 if any snapshot failed.
+
+Reuse: a file whose chunks, term counts or vectors were already computed under the same configuration, in any
+snapshot of the store, is not processed again: its pieces come from ``<out>/_cache`` (content-addressed,
+shared by all workers and runs) and each index is assembled from them, byte-identical to a build without
+reuse. The summary line and the run report give the cache's hit rate per kind (files found / files looked up);
+``--no-reuse`` builds everything from scratch and neither reads nor writes the cache. Concurrent runs on one
+store are safe: each index is built once, under its lock, and the other run reuses it.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -39,6 +47,7 @@ from swe_explore.evaluation.cli import MINI_REPOS, die
 from swe_explore.explore.explorer import EMBEDDING_RETRIEVERS, resolve_model_path
 from swe_explore.explore.options import add_explorer_arguments, chunker_options_from_args
 from swe_explore.indexes.batch import BATCH_BACKENDS, IndexJob, index_many
+from swe_explore.indexes.cache import CACHE_KINDS
 from swe_explore.indexes.files import write_json
 from swe_explore.retrievers.registry import retriever_options
 
@@ -52,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", default="loky", choices=BATCH_BACKENDS, help="joblib backend (default: loky)")
     parser.add_argument("--scheduler", default=None, help="Dask scheduler address, with --backend dask")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--no-reuse", dest="reuse", action="store_false",
+                        help="do not take per-file chunks, term counts and vectors from the store's cache "
+                             "(<out>/_cache), and do not fill it")
     add_explorer_arguments(parser, multiple_retrievers=True, packing=False, store_flags=("--out", "--store"))
     args = parser.parse_args(argv)
     args.out = args.store
@@ -90,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         retrievers.append((name, options))
     if unused:
         parser.error(f"--retriever-option {', '.join(sorted(unused))}: accepted by none of {', '.join(names)}")
-    job = IndexJob(args.chunker, chunker_options_from_args(args), tuple(retrievers), {}, args.rebuild)
+    job = IndexJob(args.chunker, chunker_options_from_args(args), tuple(retrievers), {}, args.rebuild, args.reuse)
     try:  # validate names and options once, before any worker starts
         from swe_explore.chunking.registry import make_chunker
         from swe_explore.retrievers.registry import make_retriever
@@ -119,18 +131,10 @@ def main(argv: list[str] | None = None) -> int:
             for step, seconds in r["seconds"].items():
                 steps[step] = round(steps.get(step, 0.0) + seconds, 4)
     built_lines = sum(r["counts"].get("lines", 0) for r in reports if r["status"] == "built")
-    run = {
-        "argv": sys.argv if argv is None else argv,
-        "job": job.__dict__ | {"retrievers": retrievers},
-        "jobs": args.jobs,
-        "backend": args.backend,
-        "wall_seconds": round(wall, 3),
-        "status": status,
-        "lines": lines,
-        "built_lines": built_lines,
-        "step_seconds": steps,
-        "snapshots": reports,
-    }
+    cache = cache_totals(reports)
+    run = {"argv": sys.argv if argv is None else argv, "job": job.__dict__ | {"retrievers": retrievers},
+           "jobs": args.jobs, "backend": args.backend, "wall_seconds": round(wall, 3), "status": status,
+           "lines": lines, "built_lines": built_lines, "step_seconds": steps, "cache": cache, "snapshots": reports}
     report_path = args.out / "_reports" / f"index-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.json"
     report_path.parent.mkdir(parents=True, exist_ok=True)
     write_json(report_path, json.loads(json.dumps(run, default=str)))
@@ -140,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if built_lines:
         print(f"  worker seconds per 100K lines built: {steps.get('total', 0.0) / built_lines * 1e5:.2f}")
+    if cache:
+        print(f"  reuse: {format_hit_rates(cache)}")
     for r in reports:
         if r["status"] == "error":
             print(f"  FAILED {r['snapshot']}: {r['error']}", file=sys.stderr)
@@ -149,6 +155,45 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
     return 1 if status["error"] else 0
+
+
+def cache_totals(reports: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The content-addressed cache's lookups of a batch, summed per kind over the snapshots, with hit rates.
+
+    :param reports: :func:`~indexes.batch.index_one` reports.
+    :return: kind -> ``{"hits", "misses", "corrupt", "write_errors", "corrupt_indexes", "hit_rate"}`` (counted in
+        files for ``chunks``, in chunks for ``term_counts`` and ``vectors``; ``hit_rate``: hits / lookups, ``None``
+        without lookups), in :data:`~indexes.cache.CACHE_KINDS` order; ``{}`` when nothing was looked up.
+    """
+    totals: dict[str, dict[str, Any]] = {}
+    for kind in CACHE_KINDS:
+        counts = [r["cache"][kind] for r in reports if kind in (r.get("cache") or {})]
+        if not counts:
+            continue
+        keys = ("hits", "misses", "corrupt", "write_errors", "corrupt_indexes")
+        summed: dict[str, Any] = {key: sum(c.get(key, 0) for c in counts) for key in keys}
+        lookups = summed["hits"] + summed["misses"] + summed["corrupt"]
+        summed["hit_rate"] = round(summed["hits"] / lookups, 4) if lookups else None
+        totals[kind] = summed
+    return totals
+
+
+def format_hit_rates(totals: dict[str, dict[str, Any]]) -> str:
+    """One line of :func:`cache_totals`: ``cache hit rate chunks 83.1% (1250/1505 files), term_counts 91.0%
+    (24500/26920 chunks), ...``, plus damaged entries, damaged pack indexes and write errors when there were any.
+
+    :param totals: :func:`cache_totals`' result.
+    :return: the line.
+    """
+    parts = []
+    for kind, t in totals.items():
+        lookups = t["hits"] + t["misses"] + t["corrupt"]
+        rate = f"{100 * t['hit_rate']:.1f}%" if t["hit_rate"] is not None else "-"
+        unit = "files" if kind == "chunks" else "chunks"
+        extra = "".join(f", {t[k]} {k.replace('_', ' ')}" for k in ("corrupt", "corrupt_indexes", "write_errors")
+                        if t[k])
+        parts.append(f"{kind} {rate} ({t['hits']}/{lookups} {unit}{extra})")
+    return "cache hit rate " + ", ".join(parts)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,347 @@
+"""Assembling a snapshot's index from pieces stored in the content-addressed cache (:mod:`indexes.cache`).
+
+Three kinds of pieces are reused:
+
+- ``chunks``, per file, keyed by the file's :func:`~indexes.cache.file_digest` (path, language, size, lines)
+  under the chunker config (:class:`CachingChunker`): the file's chunks (line ranges, kinds, symbols,
+  languages) and its chunking report, so :func:`chunking.registry.chunk_files` computes the same chunks and
+  statistics. Texts are cut from the file's lines again, as the chunkers cut them (a file whose chunk texts are
+  not exactly its lines is never cached).
+- ``term_counts`` and ``vectors``, per chunk, keyed by :func:`chunk_digest` (path, kind, symbol, language and
+  text: every field a document text can hold, not the line numbers) under the feature spec (tokenizer config
+  and fields; model fingerprint, ``max_length`` and fields). A file that changed keeps most of its functions,
+  so per-chunk keys reuse them: of the chunks of the files that changed between astropy__astropy-12907 and
+  -13033, 88% had been seen before.
+
+Why the assembled index is byte-identical to one built without the cache: both features are computed chunk by
+chunk. A chunk's term counts are its own tokens counted; the snapshot's :class:`~retrievers.features.TermCounts`
+is rebuilt from them as :func:`~retrievers.features.counts_from_tokens` builds it (terms sorted by code point,
+the same COO → CSR construction). A chunk's vector is model2vec's mean of its own token vectors, then L2
+normalisation, row by row, so stacking rows equals embedding all chunks in one call. The chunks whose pieces
+are missing are computed in one call (as without the cache, so batching stays efficient), split per chunk and
+stored; a text seen twice is computed once. Feature kinds other than these two are computed over all chunks.
+
+The time ratio against ``--no-reuse`` and the hit rates are measured by ``scripts/bench_reuse.py`` and given in
+``docs/benchmarks.md`` ("Content-addressed reuse").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from itertools import pairwise
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from swe_explore.chunking.registry import Chunker
+from swe_explore.chunking.types import Chunk, SourceFile
+from swe_explore.chunking.window import FileReport
+from swe_explore.indexes.cache import CacheNamespace, ContentCache, file_digest
+from swe_explore.retrievers.base import FeatureSpec, Retriever
+from swe_explore.retrievers.features import TermCounts
+
+__all__ = ["CachingChunker", "build_retrievers_reusing", "chunk_digest"]
+
+#: Feature kinds assembled from per-chunk pieces; others are computed over all chunks.
+REUSED_FEATURES = ("term_counts", "vectors")
+
+
+class _Malformed(ValueError):
+    """A cache payload that does not decode to a valid piece for this file."""
+
+
+# Chunks ------------------------------------------------------------------------------------------------------------
+
+
+def _encode_chunks(chunks: Sequence[Chunk], report: FileReport, source: SourceFile) -> bytes | None:
+    """A file's chunks and report as JSON, or ``None`` if a chunk could not be restored from the file's lines.
+
+    :param chunks: the chunker's output for the file.
+    :param report: its report.
+    :param source: the file.
+    :return: the payload, or ``None`` (the file is then never cached).
+    """
+    rows = []
+    for c in chunks:
+        if c.path != source.path or c.end > len(source.lines) or c.text != "\n".join(source.lines[c.start - 1 : c.end]):
+            return None
+        rows.append([c.start, c.end, c.kind, c.symbol, c.language])
+    return json.dumps({"chunks": rows, "report": asdict(report)}, separators=(",", ":")).encode()
+
+
+def _decode_chunks(payload: bytes, source: SourceFile) -> tuple[list[Chunk], FileReport]:
+    """The chunks (texts cut from the file) and report a payload of :func:`_encode_chunks` holds.
+
+    :param payload: the payload.
+    :param source: the file it was stored for.
+    :return: ``(chunks, report)``.
+    :raises _Malformed: if it is not a valid piece for this file.
+    """
+    try:
+        obj = json.loads(payload)
+        report = FileReport(**obj["report"])
+        chunks = []
+        n_lines = len(source.lines)
+        for start, end, kind, symbol, language in obj["chunks"]:
+            if not (isinstance(start, int) and isinstance(end, int) and 1 <= start <= end <= n_lines):
+                raise _Malformed(f"line range {start}-{end} outside the file's {n_lines} lines")
+            if not (isinstance(kind, str) and isinstance(symbol, str) and isinstance(language, str)):
+                raise _Malformed("kind, symbol and language must be strings")
+            text = "\n".join(source.lines[start - 1 : end])
+            chunks.append(Chunk(source.path, start, end, kind, symbol, language, text))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise _Malformed(str(exc)) from None
+    return chunks, report
+
+
+class CachingChunker(Chunker):
+    """A chunker that looks each file up in the cache before chunking it, and stores what it chunks.
+
+    It gives exactly the wrapped chunker's chunks and reports (so :func:`chunking.registry.chunk_files` computes
+    the same statistics), and its :meth:`config` is the wrapped chunker's.
+
+    :param chunker: the chunk strategy.
+    :param cache: the build's cache.
+    :param digests: path -> :func:`~indexes.cache.file_digest` of the walked files (computed when absent).
+    """
+
+    name: ClassVar[str] = "cached"
+
+    def __init__(self, chunker: Chunker, cache: ContentCache, digests: Mapping[str, str]) -> None:
+        self.chunker = chunker
+        self.digests = digests
+        self.namespace = cache.namespace("chunks", {"chunker": chunker.config()})
+        self._stored: dict[str, bytes | None] | None = None
+
+    def config(self) -> dict[str, object]:
+        """The wrapped chunker's config."""
+        return self.chunker.config()
+
+    def chunk_file_report(self, source: SourceFile) -> tuple[list[Chunk], FileReport]:
+        """The file's chunks and report: from the cache if stored, else from the wrapped chunker (then stored).
+
+        :param source: the file.
+        :return: ``(chunks, report)``, equal to the wrapped chunker's.
+        """
+        if self._stored is None:  # every file is looked up at once, on the first call
+            paths = list(self.digests)
+            self._stored = dict(zip(paths, self.namespace.get_many([self.digests[p] for p in paths]), strict=True))
+        digest = self.digests.get(source.path)
+        if digest is None:
+            digest = file_digest(source)
+            payload = self.namespace.get(digest)
+        else:
+            payload = self._stored.pop(source.path, None)
+        if payload is not None:
+            try:
+                return _decode_chunks(payload, source)
+            except _Malformed:
+                self.namespace.reject()
+        chunks, report = self.chunker.chunk_file_report(source)
+        encoded = _encode_chunks(chunks, report, source)
+        if encoded is not None:
+            self.namespace.put(digest, encoded)
+        return chunks, report
+
+
+# Feature pieces ----------------------------------------------------------------------------------------------------
+
+
+def chunk_digest(chunk: Chunk) -> str:
+    """SHA-256 of a chunk without its line numbers: path, kind, symbol, language and text.
+
+    Every field a document text can hold (:data:`retrievers.common.FIELDS`) is in it, so two chunks with the
+    same digest have the same term counts and vectors under any fields, wherever they sit in their file.
+
+    :param chunk: the chunk, with text.
+    :return: 64 hex digits.
+    """
+    head = f"{chunk.path}\0{chunk.kind}\0{chunk.symbol}\0{chunk.language}\0"
+    return hashlib.sha256((head + chunk.text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+#: One chunk's term counts: its terms joined by NUL in UTF-8, and one little-endian int32 count per term.
+_Counts = tuple[bytes, bytes]
+
+
+def _encode_counts(piece: _Counts) -> bytes:
+    """A chunk's term counts as one payload: the joined terms, the byte 0xFF (never in UTF-8), the counts."""
+    return piece[0] + b"\xff" + piece[1]
+
+
+def _decode_counts(payloads: Sequence[bytes]) -> list[_Counts | None]:
+    """Chunks' term counts from :func:`_encode_counts` payloads; ``None`` for a malformed one (other than one
+    count per term). The terms are decoded, all at once, by :func:`_merge_counts`."""
+    out: list[_Counts | None] = []
+    for payload in payloads:
+        cut = payload.find(b"\xff")
+        text, counts = payload[:cut], payload[cut + 1 :]
+        n_terms = text.count(b"\0") + 1 if text else 0
+        out.append((text, counts) if cut >= 0 and len(counts) == 4 * n_terms else None)
+    return out
+
+
+def _split_counts(value: TermCounts) -> list[_Counts] | None:
+    """Per-chunk pieces of term counts: each row's terms and counts; ``None`` if a term is empty or holds a NUL
+    (it could not be told apart in a piece; no tokenizer of this toolkit makes one)."""
+    if any(not t or "\0" in t for t in value.terms):
+        return None
+    terms = [t.encode("utf-8", "surrogatepass") for t in value.terms]
+    indptr, indices = value.counts.indptr.tolist(), value.counts.indices.tolist()
+    data = value.counts.data.astype("<i4")
+    return [(b"\0".join([terms[c] for c in indices[a:b]]), data[a:b].tobytes()) for a, b in pairwise(indptr)]
+
+
+def _merge_counts(pieces: Sequence[_Counts]) -> TermCounts:
+    """The snapshot's term counts from per-chunk pieces, built as :func:`~retrievers.features.counts_from_tokens`
+    builds them: terms sorted by code point, COO → CSR (int32 counts), duplicates summed, indices sorted.
+
+    :raises ValueError: if the pieces' terms are not UTF-8 or a count is below 1 (a cache entry whose checksum is
+        valid but whose content is not: only a bug writes one).
+    """
+    joined = b"\0".join(p[0] for p in pieces if p[0])
+    flat_terms = joined.decode("utf-8", "surrogatepass").split("\0") if joined else []
+    data = np.frombuffer(b"".join(p[1] for p in pieces), dtype="<i4").astype(np.int32)
+    if len(flat_terms) != len(data) or (len(data) and data.min() < 1):
+        raise ValueError("cached term counts are malformed; delete the store's _cache/term_counts")
+    terms = sorted(set(flat_terms))
+    column = {t: j for j, t in enumerate(terms)}
+    cols = np.fromiter(map(column.__getitem__, flat_terms), dtype=np.int64, count=len(flat_terms))
+    lengths = np.fromiter((len(p[1]) // 4 for p in pieces), dtype=np.int64, count=len(pieces))
+    rows = np.repeat(np.arange(len(pieces), dtype=np.int64), lengths)
+    matrix = sp.csr_matrix((data, (rows, cols)), shape=(len(pieces), len(terms)), dtype=np.int32)
+    matrix.sum_duplicates()
+    matrix.sort_indices()
+    return TermCounts(terms, matrix)
+
+
+def _encode_vector(piece: np.ndarray) -> bytes:
+    """A chunk's vector as raw little-endian float32."""
+    return np.ascontiguousarray(piece, dtype="<f4").tobytes()
+
+
+def _decode_vectors(payloads: Sequence[bytes]) -> list[np.ndarray | None]:
+    """Chunks' vectors from :func:`_encode_vector` payloads: float32 rows of the most common length, finite;
+    ``None`` for another length or a non-finite value."""
+    out: list[np.ndarray | None] = [None] * len(payloads)
+    if not payloads:
+        return out
+    size = Counter(len(p) for p in payloads).most_common(1)[0][0]
+    if size == 0 or size % 4:
+        return out
+    good = [i for i, p in enumerate(payloads) if len(p) == size]
+    rows = np.frombuffer(b"".join(payloads[i] for i in good), dtype="<f4").reshape(len(good), size // 4)
+    finite = np.isfinite(rows).all(axis=1)
+    for k, i in enumerate(good):
+        out[i] = rows[k] if finite[k] else None
+    return out
+
+
+def _merge_vectors(pieces: Sequence[np.ndarray]) -> np.ndarray:
+    """The snapshot's chunk vectors: the chunks' rows in order.
+
+    :raises ValueError: if the pieces differ in dimension (a model change the config key missed).
+    """
+    dims = {p.shape[-1] for p in pieces}
+    if len(dims) != 1:
+        raise ValueError(f"chunk vectors of different dimensions {sorted(dims)}; delete the store's _cache")
+    return np.stack(pieces).astype(np.float32, copy=False)
+
+
+#: kind -> (encode one piece, decode many payloads, split a computed value into pieces or None, merge pieces).
+_CODECS: dict[str, tuple[Any, Any, Any, Any]] = {
+    "term_counts": (_encode_counts, _decode_counts, _split_counts, _merge_counts),
+    "vectors": (_encode_vector, _decode_vectors, lambda value: list(value), _merge_vectors),
+}
+
+
+def _reused_feature(
+    retriever: Retriever, name: str, namespace: CacheNamespace, chunks: Sequence[Chunk], digests: Sequence[str]
+) -> Any:
+    """One shared feature of the chunks, assembled from cached per-chunk pieces and computed for the rest.
+
+    :param retriever: the first retriever declaring the feature (computes the missing pieces).
+    :param name: its local name for the feature.
+    :param namespace: the cache entries of this feature.
+    :param chunks: all chunks, with text, in index order.
+    :param digests: their :func:`chunk_digest`.
+    :return: the feature value, equal to ``retriever.compute_feature(name, chunks)``.
+    """
+    encode, decode, split, merge = _CODECS[namespace.kind]
+    if not chunks:
+        return retriever.compute_feature(name, chunks)
+    stored = namespace.get_many(digests)
+    found = [i for i, payload in enumerate(stored) if payload is not None]
+    if not found:  # nothing stored (a first build): compute as without reuse, then store the pieces
+        computed = retriever.compute_feature(name, chunks)
+        for digest, piece in zip(digests, split(computed) or [], strict=False):
+            namespace.put(digest, encode(piece))  # a text seen twice is stored once
+        return computed
+    pieces: list[Any] = [None] * len(chunks)
+    for i, piece in zip(found, decode([stored[i] for i in found]), strict=True):
+        if piece is None:
+            namespace.reject()
+        pieces[i] = piece
+    first: dict[str, int] = {}  # a chunk text seen twice is computed once
+    for i, piece in enumerate(pieces):
+        if piece is None:
+            first.setdefault(digests[i], i)
+    if not first:
+        return merge(pieces)
+    todo = list(first.values())
+    computed = retriever.compute_feature(name, [chunks[i] for i in todo])
+    split_pieces = split(computed)
+    if split_pieces is None:  # not representable as pieces: computed over all chunks, nothing stored
+        return retriever.compute_feature(name, chunks)
+    for i, piece in zip(todo, split_pieces, strict=True):
+        pieces[i] = piece
+        namespace.put(digests[i], encode(piece))
+    for i, piece in enumerate(pieces):
+        if piece is None:
+            pieces[i] = pieces[first[digests[i]]]
+    return merge(pieces)
+
+
+def build_retrievers_reusing(
+    retrievers: Sequence[Retriever], chunks: Sequence[Chunk], cache: ContentCache
+) -> dict[str, float]:
+    """:func:`retrievers.features.build_retrievers` with the ``term_counts`` and ``vectors`` features assembled
+    from the cache: each distinct feature is computed once, and only for the files whose piece is not stored.
+
+    :param retrievers: unbuilt retrievers.
+    :param chunks: the snapshot's chunks, with text, in index order.
+    :param cache: the build's cache (its statistics count the lookups).
+    :return: seconds, keyed as :func:`~retrievers.features.build_retrievers` keys them.
+    """
+    values: dict[FeatureSpec, Any] = {}
+    seconds: dict[str, float] = {}
+    digests: list[str] = []
+    for i, retriever in enumerate(retrievers):
+        specs = retriever.feature_specs()
+        if specs is None:
+            t0 = time.perf_counter()
+            retriever.build(chunks)
+            seconds[f"{i}:{retriever.name}"] = time.perf_counter() - t0
+            continue
+        mine: dict[str, Any] = {}
+        for name, spec in specs.items():
+            if spec not in values:
+                t0 = time.perf_counter()
+                if spec.kind in REUSED_FEATURES:
+                    namespace = cache.namespace(spec.kind, {"feature": json.loads(spec.config)})
+                    digests = digests or [chunk_digest(c) for c in chunks]
+                    values[spec] = _reused_feature(retriever, name, namespace, chunks, digests)
+                else:
+                    values[spec] = retriever.compute_feature(name, chunks)
+                seconds[spec.kind] = seconds.get(spec.kind, 0.0) + time.perf_counter() - t0
+            mine[name] = values[spec]
+        t0 = time.perf_counter()
+        retriever.build_from_features(mine)
+        seconds[f"{i}:{retriever.name}"] = time.perf_counter() - t0
+    return seconds
