@@ -63,7 +63,7 @@ def add_explorer_arguments(
             action="append",
             choices=list(RETRIEVERS),
             default=None,
-            help="retriever(s) to build; repeat for several (default: bm25)",
+            help="retriever(s) to build; repeat for several (default: bm25 and tfidf, what the learned explorer reads)",
         )
     elif choose:
         parser.add_argument(

@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterable, Sequence
 from swe_explore.chunking.registry import make_chunker
 from swe_explore.chunking.walk import WalkConfig
 from swe_explore.indexes.build import ensure_index
+from swe_explore.indexes.graph import ensure_graph
 from swe_explore.retrievers.registry import make_retriever
 
 #: Joblib backends offered by the scripts; ``dask`` needs ``pip install 'swe-explore-baselines[dask]'``.
@@ -47,6 +48,8 @@ class IndexJob:
     :param rebuild: rebuild even up-to-date or corrupt indexes.
     :param reuse: take what each file contributes from the store's content-addressed cache
         (:func:`~indexes.build.ensure_index`'s ``reuse``).
+    :param graph: also build the symbol graph next to the chunk table (:func:`~indexes.graph.ensure_graph`;
+        what the learned explorer reads).
     """
 
     chunker: str = "function"
@@ -55,6 +58,7 @@ class IndexJob:
     walk: dict[str, Any] = field(default_factory=dict)
     rebuild: bool = False
     reuse: bool = False
+    graph: bool = False
 
 
 def peak_rss_mb() -> float:
@@ -95,6 +99,13 @@ def index_one(snapshot: str, store: str, job: IndexJob) -> dict[str, Any]:
         retrievers = [make_retriever(n, **opts) for n, opts in job.retrievers]
         walk = WalkConfig(**job.walk) if job.walk else WalkConfig()
         report = ensure_index(Path(snapshot), Path(store), chunker, retrievers, walk, job.rebuild, reuse=job.reuse)
+        if job.graph:
+            t1 = time.perf_counter()
+            if ensure_graph(Path(snapshot), Path(store), chunker, walk, job.rebuild):
+                report.built.append("graph")
+                report.seconds["graph"] = time.perf_counter() - t1
+            else:
+                report.reused.append("graph")
     except Exception as exc:  # recorded in the run report; the batch goes on
         return {"snapshot": name, "status": "error", "error": f"{type(exc).__name__}: {exc}",
                 "traceback": traceback.format_exc(limit=5), "seconds": {"total": time.perf_counter() - t0},

@@ -52,6 +52,10 @@ from swe_explore.indexes.files import write_json
 from swe_explore.retrievers.registry import retriever_options
 
 
+#: What ``index_repos.py`` builds without ``--retriever``: the indexes of the default (learned) explorer.
+DEFAULT_RETRIEVERS = ("bm25", "tfidf")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -64,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-reuse", dest="reuse", action="store_false",
                         help="do not take per-file chunks, term counts and vectors from the store's cache "
                              "(<out>/_cache), and do not fill it")
+    parser.add_argument("--no-graph", dest="graph", action="store_false",
+                        help="do not build the symbol graph (built by default with the function chunker: the "
+                             "learned explorer reads it)")
     add_explorer_arguments(parser, multiple_retrievers=True, packing=False, store_flags=("--out", "--store"))
     args = parser.parse_args(argv)
     args.out = args.store
@@ -89,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         snapshots = sorted(p for p in args.repos.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not snapshots:
         parser.error(f"no snapshot directories under {args.repos}")
-    names = args.retriever or ["bm25"]
+    names = args.retriever or list(DEFAULT_RETRIEVERS)
     given = dict(args.retriever_option)
     unused = set(given)
     retrievers = []
@@ -102,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         retrievers.append((name, options))
     if unused:
         parser.error(f"--retriever-option {', '.join(sorted(unused))}: accepted by none of {', '.join(names)}")
-    job = IndexJob(args.chunker, chunker_options_from_args(args), tuple(retrievers), {}, args.rebuild, args.reuse)
+    job = IndexJob(args.chunker, chunker_options_from_args(args), tuple(retrievers), {}, args.rebuild, args.reuse,
+                   graph=args.graph and args.chunker == "function")
     try:  # validate names and options once, before any worker starts
         from swe_explore.chunking.registry import make_chunker
         from swe_explore.retrievers.registry import make_retriever
