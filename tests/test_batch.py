@@ -29,8 +29,9 @@ QUERY = "format the total price and handle the request"
 def _job(model: Path) -> IndexJob:
     """Every retriever (hybrid = BM25 + Potion) over function chunks, the embedding ones on the given model."""
     embed = {"model": str(model)}
-    return IndexJob("function", {}, (("bm25", {}), ("tfidf", {}), ("potion", embed), ("faiss", embed),
-                                     ("hybrid", embed)))
+    return IndexJob(
+        "function", {}, (("bm25", {}), ("tfidf", {}), ("potion", embed), ("faiss", embed), ("hybrid", embed))
+    )
 
 
 def _results(store: Path, job: IndexJob) -> dict[tuple[str, str], list[tuple[str, int, int]]]:
@@ -40,8 +41,9 @@ def _results(store: Path, job: IndexJob) -> dict[tuple[str, str], list[tuple[str
         for name, options in job.retrievers:
             index = open_index(snapshot, store, make_chunker(job.chunker), make_retriever(name, **options))
             hits = index.retriever.search(QUERY, 5)
-            out[snapshot.name, name] = [(index.chunks[h.index].path, index.chunks[h.index].start,
-                                         index.chunks[h.index].end) for h in hits]
+            out[snapshot.name, name] = [
+                (index.chunks[h.index].path, index.chunks[h.index].start, index.chunks[h.index].end) for h in hits
+            ]
     return out
 
 
@@ -136,9 +138,7 @@ def test_dask_cluster_builds_the_same_indexes(
     distributed = pytest.importorskip(
         "dask.distributed", reason="dask is not installed (pip install 'swe-explore-baselines[dask]')"
     )
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         reports = index_many(
             SNAPSHOTS, tmp_path / "store", _job(tiny_model_dir), backend="dask", scheduler=cluster.scheduler_address
         )
@@ -169,3 +169,21 @@ def test_parallel_workers_sharing_the_cache_build_the_same_indexes(
     shutil.copytree(tmp_path / "store" / "_cache", tmp_path / "warm" / "_cache")
     warm = index_many(snapshots, tmp_path / "warm", job, n_jobs=2, backend="loky")
     assert all(r["cache"]["chunks"]["misses"] == r["cache"]["vectors"]["misses"] == 0 for r in warm), warm
+
+
+def test_graph_is_built_with_the_index_and_reused_after(tmp_path: Path) -> None:
+    """With ``graph=True`` each snapshot's symbol graph is built next to its chunk table, then reused."""
+    from swe_explore.indexes.batch import index_one
+    from swe_explore.indexes.graph import open_graph
+
+    job = IndexJob(retrievers=(("bm25", {}), ("tfidf", {})), graph=True)
+    snapshot = MINI_REPOS / "mini__pyshop-1"
+    first = index_one(str(snapshot), str(tmp_path), job)
+    assert first["status"] == "built" and "graph" in first["built"]
+    second = index_one(str(snapshot), str(tmp_path), job)
+    assert second["status"] == "up-to-date" and "graph" in second["reused"]
+    graph = open_graph(snapshot, tmp_path, make_chunker("function"))
+    assert (
+        graph.n_chunks
+        == open_index(snapshot, tmp_path, make_chunker("function"), make_retriever("bm25")).retriever.n_docs
+    )
