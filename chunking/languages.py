@@ -25,7 +25,7 @@ import importlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import PurePosixPath
 
 from tree_sitter import Language, Parser
@@ -426,7 +426,7 @@ def needs_text(path: str) -> bool:
     return path.lower().endswith(".h")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_grammar(grammar: GrammarRef) -> Language:
     """Load (once) the tree-sitter grammar of an official grammar wheel.
 
@@ -438,7 +438,7 @@ def load_grammar(grammar: GrammarRef) -> Language:
     return Language(getattr(importlib.import_module(module), function)())
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_parser(grammar: GrammarRef) -> Parser:
     """The cached parser of a grammar (one per grammar and process; parsers are not shared across threads).
 

@@ -203,9 +203,7 @@ class _FileChunking:
         t = node.type
         if t not in self.spec.definitions:
             return False
-        if t in self.spec.body_required and node.child_by_field_name("body") is None:
-            return False
-        return True
+        return not (t in self.spec.body_required and node.child_by_field_name("body") is None)
 
     def find_definitions(self, scope: Node) -> list[tuple[Node, _Frame]]:
         """Definitions under ``scope`` that are not inside another definition, in document order.

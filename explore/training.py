@@ -2,7 +2,8 @@
 
 :func:`extract_group` turns one record (issue text, snapshot, core regions) into one query group: the
 candidates of :func:`swe_explore.explore.features.candidate_features` with every feature group, and their
-:func:`~swe_explore.explore.ranker.candidate_overlap` facts the labels are made from. Groups are cached on disk (``.npz``, no pickle) per record
+:func:`~swe_explore.explore.ranker.candidate_overlap` facts the labels are made from. Groups are cached on disk
+(``.npz``, no pickle) per record
 and feature configuration, so models over several feature subsets (the ablations) are trained from one
 extraction. :func:`check_training_repos` refuses records of repositories the models must never see: those of the
 SWE-Explore release (whose later history holds the benchmark's fixes) and those of the evaluation benches.

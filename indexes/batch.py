@@ -23,9 +23,10 @@ import os
 import socket
 import time
 import traceback
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from swe_explore.chunking.registry import make_chunker
 from swe_explore.chunking.walk import WalkConfig
@@ -107,17 +108,26 @@ def index_one(snapshot: str, store: str, job: IndexJob) -> dict[str, Any]:
             else:
                 report.reused.append("graph")
     except Exception as exc:  # recorded in the run report; the batch goes on
-        return {"snapshot": name, "status": "error", "error": f"{type(exc).__name__}: {exc}",
-                "traceback": traceback.format_exc(limit=5), "seconds": {"total": time.perf_counter() - t0},
-                "worker": worker, "peak_rss_mb": peak_rss_mb()}
+        return {
+            "snapshot": name,
+            "status": "error",
+            "error": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc(limit=5),
+            "seconds": {"total": time.perf_counter() - t0},
+            "worker": worker,
+            "peak_rss_mb": peak_rss_mb(),
+        }
     return {
         "snapshot": name,
         "status": "built" if report.built else "up-to-date",
         "built": report.built,
         "reused": report.reused,
         "counts": report.counts,
-        "seconds": {**{k: round(v, 4) for k, v in report.seconds.items()},
-                    "total": round(time.perf_counter() - t0, 4), "cpu": round(time.process_time() - c0, 4)},
+        "seconds": {
+            **{k: round(v, 4) for k, v in report.seconds.items()},
+            "total": round(time.perf_counter() - t0, 4),
+            "cpu": round(time.process_time() - c0, 4),
+        },
         "cache": report.cache,
         "error": None,
         "worker": worker,

@@ -31,9 +31,10 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from swe_explore.chunking.registry import Chunker, chunk_files
 from swe_explore.chunking.types import Chunk, SourceFile
@@ -202,8 +203,15 @@ def check_retriever_dir(
     :return: the ``retriever.json`` content.
     :raises CorruptIndexError: naming the broken file.
     """
-    return check_meta(rdir / "data", str(rdir / MANIFEST), retriever.name, retriever.config(),
-                      manifest.get("n_docs"), manifest.get("meta_sha256"), verify_files)
+    return check_meta(
+        rdir / "data",
+        str(rdir / MANIFEST),
+        retriever.name,
+        retriever.config(),
+        manifest.get("n_docs"),
+        manifest.get("meta_sha256"),
+        verify_files,
+    )
 
 
 def _is_current(rdir: Path, retriever: Retriever, expected: dict[str, Any], rebuild: bool) -> bool:
@@ -235,8 +243,8 @@ def chunks_with_text(table: ChunkTable, files: Sequence[SourceFile]) -> list[Chu
     """The table's chunks with their text, cut from the walked files (``Chunk.text`` is lines start..end).
 
     Re-reading the lines is much cheaper than chunking again (0.05 s, walk included, instead of 0.6 s for the
-    160K lines of pydata__xarray-7393), so a retriever added to an up-to-date index does not re-run the chunker. The caller
-    checks that the files are the ones the table was made from (same snapshot fingerprint).
+    160K lines of pydata__xarray-7393), so a retriever added to an up-to-date index does not re-run the chunker.
+    The caller checks that the files are the ones the table was made from (same snapshot fingerprint).
 
     :param table: the chunk table.
     :param files: the snapshot's walked files.
@@ -445,9 +453,7 @@ def _load_or_build_table(run: _Run, chunker: Chunker) -> tuple[ChunkTable, dict[
     return _build_table(run, chunker, expect)
 
 
-def _build_table(
-    run: _Run, chunker: Chunker, expect: dict[str, Any]
-) -> tuple[ChunkTable, dict[str, Any], list[Chunk]]:
+def _build_table(run: _Run, chunker: Chunker, expect: dict[str, Any]) -> tuple[ChunkTable, dict[str, Any], list[Chunk]]:
     """Chunk the snapshot and write the chunker directory (chunk table and manifest) atomically.
 
     :param run: the call's shared state.
@@ -466,10 +472,17 @@ def _build_table(
     manifest = expect | {
         "toolkit_version": toolkit_version(),
         "created_at": now_iso(),
-        "snapshot": {"name": run.report.snapshot, "path": str(run.snapshot_dir.resolve()),
-                     "fingerprint": fingerprint, "stat_signature": run.signature},
-        "counts": {"files": len(table.file_lines), "lines": sum(table.file_lines.values()),
-                   "chunks": len(table.chunks)},
+        "snapshot": {
+            "name": run.report.snapshot,
+            "path": str(run.snapshot_dir.resolve()),
+            "fingerprint": fingerprint,
+            "stat_signature": run.signature,
+        },
+        "counts": {
+            "files": len(table.file_lines),
+            "lines": sum(table.file_lines.values()),
+            "chunks": len(table.chunks),
+        },
         "stats": {"walk": _jsonable(walk_stats), "chunking": _jsonable(chunk_stats)},
         "seconds": {k: round(v, 4) for k, v in run.report.seconds.items()},
     }
@@ -557,9 +570,7 @@ def _link_composites(run: _Run, composite: dict[Path, Retriever], table: ChunkTa
     table_fp, n_chunks = table.fingerprint(), len(table.chunks)
     for rdir, retriever in composite.items():
         parts = retriever.parts()
-        expect = _retriever_expectations(retriever, table_fp, n_chunks) | {
-            "links": _link_expectations(run.cdir, parts)
-        }
+        expect = _retriever_expectations(retriever, table_fp, n_chunks) | {"links": _link_expectations(run.cdir, parts)}
         if _is_current(rdir, retriever, expect, run.rebuild):
             run.report.reused.append(retriever.name)
             continue
@@ -589,9 +600,16 @@ def _write_retriever_dir(
     with atomic_directory(rdir) as tmp:
         (tmp / "data").mkdir()
         save_retriever(retriever, tmp / "data", part_dirs)
-        write_json(tmp / MANIFEST, expect | {"toolkit_version": toolkit_version(), "created_at": now_iso(),
-                                             "meta_sha256": file_sha256(tmp / "data" / META_FILE),
-                                             "seconds": {"build": round(build_seconds, 4)}})
+        write_json(
+            tmp / MANIFEST,
+            expect
+            | {
+                "toolkit_version": toolkit_version(),
+                "created_at": now_iso(),
+                "meta_sha256": file_sha256(tmp / "data" / META_FILE),
+                "seconds": {"build": round(build_seconds, 4)},
+            },
+        )
     _add_seconds(report, retriever.name, build_seconds + time.perf_counter() - t0)
     report.built.append(retriever.name)
 

@@ -56,8 +56,15 @@ import numpy as np
 
 from swe_explore.chunking.types import SourceFile
 
-__all__ = ["CACHE_DIR", "CACHE_KINDS", "CacheNamespace", "CacheStats", "ContentCache", "file_digest",
-           "software_fingerprint"]
+__all__ = [
+    "CACHE_DIR",
+    "CACHE_KINDS",
+    "CacheNamespace",
+    "CacheStats",
+    "ContentCache",
+    "file_digest",
+    "software_fingerprint",
+]
 
 #: Name of the cache directory under the store root.
 CACHE_DIR = "_cache"
@@ -145,8 +152,13 @@ class CacheStats:
 
     def to_dict(self) -> dict[str, int]:
         """JSON form for reports: ``{"hits", "misses", "corrupt", "write_errors", "corrupt_indexes"}``."""
-        return {"hits": self.hits, "misses": self.misses, "corrupt": self.corrupt, "write_errors": self.write_errors,
-                "corrupt_indexes": self.corrupt_indexes}
+        return {
+            "hits": self.hits,
+            "misses": self.misses,
+            "corrupt": self.corrupt,
+            "write_errors": self.write_errors,
+            "corrupt_indexes": self.corrupt_indexes,
+        }
 
 
 @dataclass
@@ -419,8 +431,15 @@ class CacheNamespace:
                 self._place(scratch / f"{name}.json", config, self.directory / "config.json")
             lengths = np.array([len(entry) for _, entry in pending], dtype="<u8")
             offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype("<u8")
-            body = b"".join([_IDX_MAGIC, len(pending).to_bytes(8, "little"), *(key for key, _ in pending),
-                             offsets.tobytes(), lengths.tobytes()])
+            body = b"".join(
+                [
+                    _IDX_MAGIC,
+                    len(pending).to_bytes(8, "little"),
+                    *(key for key, _ in pending),
+                    offsets.tobytes(),
+                    lengths.tobytes(),
+                ]
+            )
             pack = b"".join(entry for _, entry in pending)
             self._place(scratch / f"{name}.pack", pack, self.directory / f"{name}.pack")
             self._place(scratch / f"{name}.idx", body + hashlib.sha256(body).digest(), self.directory / f"{name}.idx")

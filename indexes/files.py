@@ -24,8 +24,9 @@ import hashlib
 import json
 import os
 import zipfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -39,17 +40,17 @@ __all__ = [
     "META_FILE",
     "CorruptIndexError",
     "StaleIndexError",
-    "write_json",
-    "read_json",
-    "file_sha256",
-    "file_records",
-    "check_files",
-    "save_npz",
-    "read_meta",
     "check_config",
+    "check_files",
     "check_meta",
-    "save_retriever",
+    "file_records",
+    "file_sha256",
     "load_retriever",
+    "read_json",
+    "read_meta",
+    "save_npz",
+    "save_retriever",
+    "write_json",
 ]
 
 #: Version of the on-disk layout (store manifests and retriever directories); bumped on incompatible changes.
@@ -165,8 +166,10 @@ def check_files(directory: Path, records: Any, record_path: Path) -> None:
     if not isinstance(records, dict):
         raise CorruptIndexError(record_path, "'files' must map file names to {bytes, sha256}")
     for fname, info in records.items():
-        if not isinstance(info, dict) or not isinstance(info.get("bytes"), int) or not isinstance(
-            info.get("sha256"), str
+        if (
+            not isinstance(info, dict)
+            or not isinstance(info.get("bytes"), int)
+            or not isinstance(info.get("sha256"), str)
         ):
             raise CorruptIndexError(record_path, f"entry for {fname!r} lacks bytes/sha256")
     for fname, info in records.items():
@@ -388,8 +391,12 @@ def _link_parts(
         part_dir = Path(part_dir)
         meta = check_meta(part_dir, f"part {i} of the composite", part.name, part.config(), verify_files=False)
         n_docs.add(meta["n_docs"])
-        links.append({"path": Path(os.path.relpath(part_dir, directory)).as_posix(),
-                      "meta_sha256": file_sha256(part_dir / META_FILE)})
+        links.append(
+            {
+                "path": Path(os.path.relpath(part_dir, directory)).as_posix(),
+                "meta_sha256": file_sha256(part_dir / META_FILE),
+            }
+        )
     if len(n_docs) != 1:
         raise ValueError(f"the parts index different numbers of chunks: {sorted(n_docs)}")
     return n_docs.pop(), links
@@ -455,8 +462,10 @@ def _part_dirs(directory: Path, meta: Mapping[str, Any], n_parts: int) -> list[P
         raise CorruptIndexError(meta_path, f"'links' must list one entry per part ({n_parts})")
     out = []
     for link in links:
-        if not isinstance(link, dict) or not isinstance(link.get("path"), str) or not isinstance(
-            link.get("meta_sha256"), str
+        if (
+            not isinstance(link, dict)
+            or not isinstance(link.get("path"), str)
+            or not isinstance(link.get("meta_sha256"), str)
         ):
             raise CorruptIndexError(meta_path, f"malformed link {link!r}")
         part_dir = Path(os.path.normpath(directory / link["path"]))

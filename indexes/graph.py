@@ -773,7 +773,8 @@ _GO_IMPORT_ONE = re.compile(r"^import[ \t]+(?:[\w.]+[ \t]+)?\"([^\"]+)\"", re.MU
 _GO_QUOTED = re.compile(r"\"([^\"]+)\"")
 _GO_MODULE = re.compile(r"^module[ \t]+(\S+)", re.MULTILINE)
 _JS_SPEC = re.compile(
-    r"""(?:\bfrom[ \t]*|\bimport[ \t]*\(?[ \t]*|\brequire[ \t]*\([ \t]*|^[ \t]*import[ \t]+)(['"])(\.{1,2}/[^'"\n]*)\1""",
+    r"""(?:\bfrom[ \t]*|\bimport[ \t]*\(?[ \t]*|\brequire[ \t]*\([ \t]*|^[ \t]*import[ \t]+)"""
+    r"""(['"])(\.{1,2}/[^'"\n]*)\1""",
     re.MULTILINE,
 )
 _JS_EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")

@@ -58,10 +58,11 @@ import shutil
 import socket
 import time
 import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from filelock import FileLock
@@ -252,8 +253,11 @@ def remove_abandoned_temporaries(chunk_dir: Path) -> int:
     :return: how many were removed.
     """
     removed = 0
-    patterns = [(chunk_dir.parent, f"{chunk_dir.name}{_TMP_MARK}*"), (chunk_dir, f"*{_TMP_MARK}*"),
-                (chunk_dir / "retrievers", f"*{_TMP_MARK}*")]
+    patterns = [
+        (chunk_dir.parent, f"{chunk_dir.name}{_TMP_MARK}*"),
+        (chunk_dir, f"*{_TMP_MARK}*"),
+        (chunk_dir / "retrievers", f"*{_TMP_MARK}*"),
+    ]
     for directory, pattern in patterns:
         if not directory.is_dir():
             continue

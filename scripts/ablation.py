@@ -129,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
             rows_csv.append(row)
     if latency:
         sections.append("## Query latency after indexing (ms per instance, median of 3 calls)\n")
-        sections.append("| config | p50 | p95 |\n|---|--:|--:|")
-        sections += [f"| {n} | {p50:.1f} | {p95:.1f} |" for n, (p50, p95) in latency.items()]
+        rows = [f"| {n} | {p50:.1f} | {p95:.1f} |" for n, (p50, p95) in latency.items()]
+        sections.append("\n".join(["| config | p50 | p95 |", "|---|--:|--:|", *rows]))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "table.md").write_text("\n\n".join(sections) + "\n", encoding="utf-8")
     with open(args.out / "table.csv", "w", newline="", encoding="utf-8") as handle:

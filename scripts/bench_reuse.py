@@ -80,8 +80,7 @@ def run_build(snapshots: list[Path], reuse: bool, args: argparse.Namespace) -> d
         for snapshot in snapshots:  # index_repos.py indexes every snapshot directory under --repos
             (repos / snapshot.name).symlink_to(snapshot.resolve(), target_is_directory=True)
         store = Path(tmp) / "store"
-        cmd = [sys.executable, str(INDEX_SCRIPT), "--repos", str(repos), "--out", str(store), "--jobs", "1",
-               "--quiet"]
+        cmd = [sys.executable, str(INDEX_SCRIPT), "--repos", str(repos), "--out", str(store), "--jobs", "1", "--quiet"]
         for name in args.retriever:
             cmd += ["--retriever", name]
         if args.model:
@@ -106,11 +105,18 @@ def run_build(snapshots: list[Path], reuse: bool, args: argparse.Namespace) -> d
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", dest="sets", action="append", required=True, metavar="NAME=DIR[:GLOB[:N]]",
-                        help="a set of snapshots (repeatable)")
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        required=True,
+        metavar="NAME=DIR[:GLOB[:N]]",
+        help="a set of snapshots (repeatable)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="rounds of (reuse, --no-reuse) per set (default 3)")
-    parser.add_argument("--retriever", action="append", default=None,
-                        help="retrievers to build (default: bm25, tfidf, potion)")
+    parser.add_argument(
+        "--retriever", action="append", default=None, help="retrievers to build (default: bm25, tfidf, potion)"
+    )
     parser.add_argument("--model", type=Path, default=None, help="Potion model directory")
     parser.add_argument("--json", type=Path, default=None, help="write every measurement to this file")
     args = parser.parse_args(argv)
@@ -130,15 +136,20 @@ def main(argv: list[str] | None = None) -> int:
                     result = run_build(snapshots, reuse, args)
                     runs[name]["reuse" if reuse else "no-reuse"].append(result)
                     mode = "reuse" if reuse else "no-reuse"
-                    print(f"round {r + 1} {name} {mode}: index {result['index_wall']:.1f} s, process "
-                          f"{result['process_wall']:.1f} s, cpu {result['cpu']:.1f} s", file=sys.stderr)
+                    print(
+                        f"round {r + 1} {name} {mode}: index {result['index_wall']:.1f} s, process "
+                        f"{result['process_wall']:.1f} s, cpu {result['cpu']:.1f} s",
+                        file=sys.stderr,
+                    )
     except RuntimeError as exc:
         print(exc, file=sys.stderr)
         return 1
 
     print(f"{args.rounds} rounds; retrievers {', '.join(args.retriever)}; medians in seconds\n")
-    print("| set | snapshots | lines | index wall reuse / no-reuse | ratio | process wall reuse / no-reuse | ratio "
-          "| CPU reuse / no-reuse | ratio | hit rate: chunks (files) / term counts, vectors (chunks) |")
+    print(
+        "| set | snapshots | lines | index wall reuse / no-reuse | ratio | process wall reuse / no-reuse | ratio "
+        "| CPU reuse / no-reuse | ratio | hit rate: chunks (files) / term counts, vectors (chunks) |"
+    )
     print("|---|--:|--:|--:|--:|--:|--:|--:|--:|---|")
     summary = {}
     for name, snapshots in sets:
@@ -151,14 +162,19 @@ def main(argv: list[str] | None = None) -> int:
             cells.append(f"{with_reuse:.1f} / {without:.1f} | {with_reuse / without:.2f}")
         cache = runs[name]["reuse"][0]["cache"]
         row["cache"] = cache
-        rates = " / ".join(f"{100 * cache[k]['hit_rate']:.1f}% ({cache[k]['hits']:,}/"
-                           f"{cache[k]['hits'] + cache[k]['misses'] + cache[k]['corrupt']:,})"
-                           for k in ("chunks", "term_counts", "vectors") if k in cache)
+        rates = " / ".join(
+            f"{100 * cache[k]['hit_rate']:.1f}% ({cache[k]['hits']:,}/"
+            f"{cache[k]['hits'] + cache[k]['misses'] + cache[k]['corrupt']:,})"
+            for k in ("chunks", "term_counts", "vectors")
+            if k in cache
+        )
         print(f"| {name} | {len(snapshots)} | {row['lines']:,} | {' | '.join(cells)} | {rates} |")
         summary[name] = row
     if args.json:
-        args.json.write_text(json.dumps({"rounds": args.rounds, "retrievers": args.retriever, "sets": summary,
-                                         "runs": runs}, indent=1) + "\n")
+        args.json.write_text(
+            json.dumps({"rounds": args.rounds, "retrievers": args.retriever, "sets": summary, "runs": runs}, indent=1)
+            + "\n"
+        )
     return 0
 
 

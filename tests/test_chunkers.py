@@ -339,11 +339,15 @@ def test_br02_lone_cr_file_not_one_region() -> None:
     """BR-02: a file with only lone CR line ends is chunked like its LF twin, never as one region."""
     lf = "import os\n\n\ndef f():\n    return 1\n\n\ndef g():\n    return 2\n"
     cr = _chunk("a.py", lf.replace("\n", "\r").encode())
-    assert _ranges(cr) == _ranges(_chunk("a.py", lf)) == [
-        (1, 1, "gap", ""),
-        (4, 5, "function", "f"),
-        (8, 9, "function", "g"),
-    ]
+    assert (
+        _ranges(cr)
+        == _ranges(_chunk("a.py", lf))
+        == [
+            (1, 1, "gap", ""),
+            (4, 5, "function", "f"),
+            (8, 9, "function", "g"),
+        ]
+    )
 
 
 def test_br04_go_long_raw_string_line() -> None:
@@ -563,8 +567,14 @@ def test_deep_python_nesting() -> None:
 
 @pytest.mark.parametrize(
     ("n", "expected"),
-    [(0, []), (1, [(1, 1)]), (80, [(1, 80)]), (81, [(1, 80), (61, 81)]), (100, [(1, 80), (61, 100)]),
-     (141, [(1, 80), (61, 140), (121, 141)])],
+    [
+        (0, []),
+        (1, [(1, 1)]),
+        (80, [(1, 80)]),
+        (81, [(1, 80), (61, 81)]),
+        (100, [(1, 80), (61, 100)]),
+        (141, [(1, 80), (61, 140), (121, 141)]),
+    ],
 )
 def test_window_ranges_reference_stepping(n: int, expected: list[tuple[int, int]]) -> None:
     """Windows follow the reference stepping (metrics-spec 2.2): step 60, stop after reaching n."""
@@ -824,11 +834,18 @@ def test_go_methods_qualified_with_receiver_type() -> None:
         (
             "a.cpp",
             "namespace geo {\nvoid Circle::Scale(double k) {}\n}\nCircle::~Circle() {}\n",
-            [(1, 1, "header", "geo"), (2, 2, "function", "geo.Circle.Scale"), (3, 3, "gap", "geo"),
-             (4, 4, "function", "Circle.~Circle")],
+            [
+                (1, 1, "header", "geo"),
+                (2, 2, "function", "geo.Circle.Scale"),
+                (3, 3, "gap", "geo"),
+                (4, 4, "function", "Circle.~Circle"),
+            ],
         ),
-        ("a.rb", "class A::B < C\n  def x; end\nend\n", [(1, 1, "header", "A.B"), (2, 2, "method", "A.B.x"),
-                                                           (3, 3, "gap", "A.B")]),
+        (
+            "a.rb",
+            "class A::B < C\n  def x; end\nend\n",
+            [(1, 1, "header", "A.B"), (2, 2, "method", "A.B.x"), (3, 3, "gap", "A.B")],
+        ),
         (
             "a.php",
             "<?php\nnamespace A\\B {\n    function f() {}\n}\n",
@@ -837,8 +854,14 @@ def test_go_methods_qualified_with_receiver_type() -> None:
         (
             "a.rs",
             "impl fmt::Display for Foo {\n    fn fmt(&self) {}\n}\nimpl a::B {\n    fn g() {}\n}\n",
-            [(1, 1, "header", "Foo"), (2, 2, "method", "Foo.fmt"), (3, 3, "gap", "Foo"), (4, 4, "header", "a.B"),
-             (5, 5, "method", "a.B.g"), (6, 6, "gap", "a.B")],
+            [
+                (1, 1, "header", "Foo"),
+                (2, 2, "method", "Foo.fmt"),
+                (3, 3, "gap", "Foo"),
+                (4, 4, "header", "a.B"),
+                (5, 5, "method", "a.B.g"),
+                (6, 6, "gap", "a.B"),
+            ],
         ),
     ],
 )

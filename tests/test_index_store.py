@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -134,10 +134,9 @@ def test_killed_build_leaves_target_untouched(tmp_path: Path) -> None:
     target = tmp_path / "idx"
     with atomic_directory(target) as tmp:
         (tmp / "a.txt").write_text("old")
-    with pytest.raises(RuntimeError):
-        with atomic_directory(target) as tmp:
-            (tmp / "a.txt").write_text("new")
-            raise RuntimeError("killed")
+    with pytest.raises(RuntimeError), atomic_directory(target) as tmp:
+        (tmp / "a.txt").write_text("new")
+        raise RuntimeError("killed")
     assert (target / "a.txt").read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
 
@@ -167,8 +166,13 @@ def test_chunk_table_rejects_out_of_range_ids(tmp_path: Path) -> None:
 
 def _every_retriever(model: Path) -> list[object]:
     """bm25, tfidf, potion, faiss and hybrid (bm25 + potion), the embedding ones on the given model."""
-    return [make_retriever("bm25"), make_retriever("tfidf"), make_retriever("potion", model=str(model)),
-            make_retriever("faiss", model=str(model)), make_retriever("hybrid", model=str(model))]
+    return [
+        make_retriever("bm25"),
+        make_retriever("tfidf"),
+        make_retriever("potion", model=str(model)),
+        make_retriever("faiss", model=str(model)),
+        make_retriever("hybrid", model=str(model)),
+    ]
 
 
 def test_all_retrievers_in_one_build_equal_separate_builds(
@@ -284,34 +288,40 @@ def test_missing_part_of_a_hybrid_is_rebuilt(snapshot: Path, tmp_path: Path, tin
     assert open_index(snapshot, store, make_chunker("function"), hybrid).retriever.n_docs == 5
 
 
-def test_linking_checks_the_part_directories(
-    tmp_path: Path, tiny_model_dir: Path, sample_chunks: list[Chunk]
-) -> None:
+def test_linking_checks_the_part_directories(tmp_path: Path, tiny_model_dir: Path, sample_chunks: list[Chunk]) -> None:
     """Linking refuses a wrong number of parts, a part index of another config, and parts of different sizes."""
     from swe_explore.retrievers.hybrid import HybridRetriever
 
     bm25, potion = make_retriever("bm25"), make_retriever("potion", model=str(tiny_model_dir))
     dirs = {}
-    for name, retriever, chunks in (("bm25", bm25, sample_chunks), ("potion", potion, sample_chunks),
-                                    ("short", make_retriever("potion", model=str(tiny_model_dir)), sample_chunks[:2])):
+    for name, retriever, chunks in (
+        ("bm25", bm25, sample_chunks),
+        ("potion", potion, sample_chunks),
+        ("short", make_retriever("potion", model=str(tiny_model_dir)), sample_chunks[:2]),
+    ):
         retriever.build(chunks)
         dirs[name] = tmp_path / name
         dirs[name].mkdir()
         save_retriever(retriever, dirs[name])
     hybrid = HybridRetriever([make_retriever("bm25"), make_retriever("potion", model=str(tiny_model_dir))])
-    for i, (part_dirs, message) in enumerate([
-        ([dirs["bm25"]], "1 part directories for 2 parts"),
-        ([dirs["bm25"], dirs["bm25"]], "holds a 'bm25' index, expected 'potion'"),
-        ([dirs["bm25"], dirs["short"]], "different numbers of chunks"),
-    ]):
+    for i, (part_dirs, message) in enumerate(
+        [
+            ([dirs["bm25"]], "1 part directories for 2 parts"),
+            ([dirs["bm25"], dirs["bm25"]], "holds a 'bm25' index, expected 'potion'"),
+            ([dirs["bm25"], dirs["short"]], "different numbers of chunks"),
+        ]
+    ):
         target = tmp_path / f"h{i}"
         target.mkdir()
         with pytest.raises((ValueError, CorruptIndexError), match=message):
             save_retriever(hybrid, target, part_dirs)
     other = HybridRetriever([make_retriever("bm25", k1=0.5), make_retriever("potion", model=str(tiny_model_dir))])
     (tmp_path / "h9").mkdir()
-    with pytest.raises(CorruptIndexError, match=r"config differs from the one part 0 of the composite expects.*k1=1.5 "
-                                                 r"\(expected 0.5\)") as err:
+    with pytest.raises(
+        CorruptIndexError,
+        match=r"config differs from the one part 0 of the composite expects.*k1=1.5 "
+        r"\(expected 0.5\)",
+    ) as err:
         save_retriever(other, tmp_path / "h9", [dirs["bm25"], dirs["potion"]])
     assert err.value.path == dirs["bm25"] / "retriever.json"
     (tmp_path / "ok").mkdir()
@@ -338,8 +348,10 @@ def test_hand_edited_retriever_config_is_refused(snapshot: Path, tmp_path: Path)
     assert (meta["config"]["k1"], meta["config"]["b"]) == (1.5, 0.75)
     meta["config"].update(k1=9.0, b=0.0)
     meta_path.write_text(json.dumps(meta))
-    pattern = (r"bm25-.*/data/retriever.json: config differs .*: b=0.0 \(expected 0.75\), k1=9.0 \(expected 1.5\); "
-               r"rerun with --rebuild")
+    pattern = (
+        r"bm25-.*/data/retriever.json: config differs .*: b=0.0 \(expected 0.75\), k1=9.0 \(expected 1.5\); "
+        r"rerun with --rebuild"
+    )
     with pytest.raises(CorruptIndexError, match=pattern) as err:
         open_index(snapshot, store, make_chunker("function"), make_retriever("bm25"))
     assert err.value.path == meta_path
@@ -361,8 +373,10 @@ def test_any_edit_of_retriever_json_is_detected(snapshot: Path, tmp_path: Path) 
     meta = json.loads(meta_path.read_text())
     meta["note"] = "hand edit"
     meta_path.write_text(json.dumps(meta))
-    for call in (lambda: _build(snapshot, store),
-                 lambda: open_index(snapshot, store, make_chunker("function"), make_retriever("bm25"))):
+    for call in (
+        lambda: _build(snapshot, store),
+        lambda: open_index(snapshot, store, make_chunker("function"), make_retriever("bm25")),
+    ):
         with pytest.raises(CorruptIndexError, match="SHA-256 differs from the one recorded in .*manifest.json") as err:
             call()
         assert err.value.path == meta_path
@@ -382,8 +396,14 @@ def _damage(path: Path, how: str) -> None:
 @pytest.mark.parametrize("how", ["truncate", "edit", "delete"])
 @pytest.mark.parametrize(
     ("name", "file"),
-    [("bm25", "tf.npz"), ("bm25", "vocab.json"), ("tfidf", "idf.npy"), ("tfidf", "matrix.npz"),
-     ("potion", "vectors.npy"), ("faiss", "index.faiss")],
+    [
+        ("bm25", "tf.npz"),
+        ("bm25", "vocab.json"),
+        ("tfidf", "idf.npy"),
+        ("tfidf", "matrix.npz"),
+        ("potion", "vectors.npy"),
+        ("faiss", "index.faiss"),
+    ],
 )
 def test_damaged_retriever_file_is_never_up_to_date(
     snapshot: Path, tmp_path: Path, tiny_model_dir: Path, name: str, file: str, how: str
@@ -394,8 +414,9 @@ def test_damaged_retriever_file_is_never_up_to_date(
     options = {"model": str(tiny_model_dir)} if name in ("potion", "faiss") else {}
 
     def build(rebuild: bool = False) -> object:
-        return ensure_index(snapshot, store, make_chunker("function"), [make_retriever(name, **options)],
-                            rebuild=rebuild)
+        return ensure_index(
+            snapshot, store, make_chunker("function"), [make_retriever(name, **options)], rebuild=rebuild
+        )
 
     report = build()
     path = _retriever_dir(report.chunk_dir, name) / "data" / file
@@ -423,8 +444,10 @@ def test_edited_chunk_table_is_detected(snapshot: Path, tmp_path: Path, file: st
         path.write_text(path.read_text().replace('"slugify"', '"slugifx"'))  # a symbol renamed, same size
     else:
         _damage(path, "edit")
-    for call in (lambda: _build(snapshot, store),
-                 lambda: open_index(snapshot, store, make_chunker("function"), make_retriever("bm25"))):
+    for call in (
+        lambda: _build(snapshot, store),
+        lambda: open_index(snapshot, store, make_chunker("function"), make_retriever("bm25")),
+    ):
         with pytest.raises(CorruptIndexError, match="SHA-256 differs.*--rebuild") as err:
             call()
         assert err.value.path == path
@@ -435,8 +458,10 @@ def test_store_without_recorded_checksums_still_opens(snapshot: Path, tmp_path: 
     """Manifests written before the checksums were recorded (no files / meta_sha256) are read as before."""
     store = tmp_path / "store"
     report = _build(snapshot, store)
-    for path, key in ((report.chunk_dir / "manifest.json", "files"),
-                      (_retriever_dir(report.chunk_dir, "bm25") / "manifest.json", "meta_sha256")):
+    for path, key in (
+        (report.chunk_dir / "manifest.json", "files"),
+        (_retriever_dir(report.chunk_dir, "bm25") / "manifest.json", "meta_sha256"),
+    ):
         payload = json.loads(path.read_text())
         del payload[key]
         path.write_text(json.dumps(payload))
@@ -486,8 +511,11 @@ def test_explicit_model_wins_over_the_env_var(
     store = tmp_path / "store"
 
     def wanted() -> list[object]:
-        return [make_retriever("potion", model=model), make_retriever("faiss", model=model),
-                make_retriever("hybrid", model=model)]
+        return [
+            make_retriever("potion", model=model),
+            make_retriever("faiss", model=model),
+            make_retriever("hybrid", model=model),
+        ]
 
     ensure_index(snapshot, store, make_chunker("function"), wanted())
     monkeypatch.setenv("SWE_EXPLORE_POTION_MODEL", str(other))

@@ -40,8 +40,13 @@ def _write_snapshot(root: Path, a_text: str) -> Path:
 
 def _retrievers(model: Path) -> list:
     embed = {"model": str(model)}
-    return [make_retriever("bm25"), make_retriever("tfidf"), make_retriever("potion", **embed),
-            make_retriever("faiss", **embed), make_retriever("hybrid", **embed)]
+    return [
+        make_retriever("bm25"),
+        make_retriever("tfidf"),
+        make_retriever("potion", **embed),
+        make_retriever("faiss", **embed),
+        make_retriever("hybrid", **embed),
+    ]
 
 
 def _build(snapshot: Path, store: Path, model: Path, reuse: bool, **kwargs: object) -> BuildReport:
@@ -66,7 +71,10 @@ def test_reused_pieces_give_byte_identical_indexes(
     reports = [_build(snapshot, warm, tiny_model_dir, reuse=True) for snapshot in SNAPSHOTS]
     for report in reports:
         assert {kind: stats["misses"] + stats["corrupt"] for kind, stats in report.cache.items()} == {
-            "chunks": 0, "term_counts": 0, "vectors": 0}
+            "chunks": 0,
+            "term_counts": 0,
+            "vectors": 0,
+        }
         assert report.cache["chunks"]["hits"] == report.counts["files"]
         assert report.cache["vectors"]["hits"] == report.counts["chunks"]
     assert not (plain / "_cache").exists()
@@ -88,7 +96,10 @@ def test_a_changed_function_is_the_only_piece_computed_again(
     assert (first.cache["vectors"]["hits"], first.cache["vectors"]["misses"]) == (0, 4)
     second = _build(v2, store, tiny_model_dir, reuse=True)
     assert {kind: (s["hits"], s["misses"]) for kind, s in second.cache.items()} == {
-        "chunks": (2, 1), "term_counts": (3, 1), "vectors": (3, 1)}
+        "chunks": (2, 1),
+        "term_counts": (3, 1),
+        "vectors": (3, 1),
+    }
     plain = tmp_path / "plain"
     _build(v2, plain, tiny_model_dir, reuse=False)
     assert _index_files(store_tree(store)).items() >= store_tree(plain).items()
@@ -101,8 +112,13 @@ def test_another_config_or_code_version_reuses_nothing(tmp_path: Path, monkeypat
     ensure_index(v1, store, make_chunker("function"), [make_retriever("bm25")], reuse=True)
     other = make_retriever("bm25", tokenizer={"stopwords": "none"})
     report = ensure_index(v1, store, make_chunker("function"), [other], reuse=True)
-    assert report.cache["term_counts"] == {"hits": 0, "misses": 4, "corrupt": 0, "write_errors": 0,
-                                           "corrupt_indexes": 0}
+    assert report.cache["term_counts"] == {
+        "hits": 0,
+        "misses": 4,
+        "corrupt": 0,
+        "write_errors": 0,
+        "corrupt_indexes": 0,
+    }
     monkeypatch.setattr(cache_module, "software_fingerprint", lambda: "0" * 64)
     report = ensure_index(v1, store, make_chunker("function"), [make_retriever("bm25")], rebuild=True, reuse=True)
     assert (report.cache["chunks"]["hits"], report.cache["term_counts"]["hits"]) == (0, 0)
@@ -178,8 +194,16 @@ def test_index_repos_reports_the_hit_rate_and_no_reuse_turns_it_off(
     assert f"cache hit rate term_counts 100.0% ({n_chunks}/{n_chunks} chunks)" in capsys.readouterr().out
     runs = [json.loads(p.read_text()) for p in (store / "_reports").glob("index-*.json")]
     second = next(run for run in runs if run["job"]["retrievers"][0][0] == "tfidf")
-    assert second["cache"] == {"term_counts": {"hits": n_chunks, "misses": 0, "corrupt": 0, "write_errors": 0,
-                                               "corrupt_indexes": 0, "hit_rate": 1.0}}
+    assert second["cache"] == {
+        "term_counts": {
+            "hits": n_chunks,
+            "misses": 0,
+            "corrupt": 0,
+            "write_errors": 0,
+            "corrupt_indexes": 0,
+            "hit_rate": 1.0,
+        }
+    }
     off = tmp_path / "off"
     assert index_main(["--repos", str(MINI_REPOS), "--out", str(off), "--no-reuse", "--quiet"]) == 0
     assert "cache hit rate" not in capsys.readouterr().out

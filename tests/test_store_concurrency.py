@@ -67,8 +67,14 @@ HOLDER = textwrap.dedent(
 
 
 def _start(script: str, *args: object) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-c", script, *map(str, args)], cwd=ROOT, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *map(str, args)],
+        cwd=ROOT,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _wait_ready(proc: subprocess.Popen[str]) -> Path:

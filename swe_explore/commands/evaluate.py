@@ -194,7 +194,9 @@ def main(argv: list[str] | None = None) -> int:
                 if subset:
                     per[label] = mean_metrics(subset, metrics)
                     summaries[label].setdefault(f"per_{field}", {})[value] = {
-                        "cases": len(subset), "metrics": mean_metrics(subset)}
+                        "cases": len(subset),
+                        "metrics": mean_metrics(subset),
+                    }
                     n = max(n, len(subset))
             if per:
                 print(f"\n{field} {value} ({n} instance{'' if n == 1 else 's'})")

@@ -16,8 +16,8 @@ Usage::
 Indexes every snapshot directory under ``--repos`` (or only those the ``--bench`` file names) into ``--out``
 (default ``$SWE_EXPLORE_STORE``, else the user cache directory): ``<out>/<snapshot>/<chunker>-<hash>/`` with a
 manifest (toolkit version, chunker and walk config, snapshot fingerprint, counts, skipped files by reason) and one
-directory per retriever. Up-to-date indexes are skipped, so re-running after a kill resumes; a failing snapshot is reported
-and the others go on. The retrievers of one snapshot are built together, so BM25 and TF-IDF tokenize once and
+directory per retriever. Up-to-date indexes are skipped, so re-running after a kill resumes; a failing snapshot is
+reported and the others go on. The retrievers of one snapshot are built together, so BM25 and TF-IDF tokenize once and
 Potion and FAISS embed once; a hybrid links to its parts' indexes. With several ``--retriever``, each
 ``-O KEY=VALUE`` goes to the retrievers that accept it. A run report (per snapshot: status, counts, seconds per
 step, worker, cache lookups) is written to ``<out>/_reports/``. Exit status 1 if any snapshot failed.
@@ -51,7 +51,6 @@ from swe_explore.indexes.cache import CACHE_KINDS
 from swe_explore.indexes.files import write_json
 from swe_explore.retrievers.registry import retriever_options
 
-
 #: What ``index_repos.py`` builds without ``--retriever``: the indexes of the default (learned) explorer.
 DEFAULT_RETRIEVERS = ("bm25", "tfidf")
 
@@ -65,12 +64,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", default="loky", choices=BATCH_BACKENDS, help="joblib backend (default: loky)")
     parser.add_argument("--scheduler", default=None, help="Dask scheduler address, with --backend dask")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--no-reuse", dest="reuse", action="store_false",
-                        help="do not take per-file chunks, term counts and vectors from the store's cache "
-                             "(<out>/_cache), and do not fill it")
-    parser.add_argument("--no-graph", dest="graph", action="store_false",
-                        help="do not build the symbol graph (built by default with the function chunker: the "
-                             "learned explorer reads it)")
+    parser.add_argument(
+        "--no-reuse",
+        dest="reuse",
+        action="store_false",
+        help="do not take per-file chunks, term counts and vectors from the store's cache "
+        "(<out>/_cache), and do not fill it",
+    )
+    parser.add_argument(
+        "--no-graph",
+        dest="graph",
+        action="store_false",
+        help="do not build the symbol graph (built by default with the function chunker: the "
+        "learned explorer reads it)",
+    )
     add_explorer_arguments(parser, multiple_retrievers=True, packing=False, store_flags=("--out", "--store"))
     args = parser.parse_args(argv)
     args.out = args.store
@@ -109,8 +116,15 @@ def main(argv: list[str] | None = None) -> int:
         retrievers.append((name, options))
     if unused:
         parser.error(f"--retriever-option {', '.join(sorted(unused))}: accepted by none of {', '.join(names)}")
-    job = IndexJob(args.chunker, chunker_options_from_args(args), tuple(retrievers), {}, args.rebuild, args.reuse,
-                   graph=args.graph and args.chunker == "function")
+    job = IndexJob(
+        args.chunker,
+        chunker_options_from_args(args),
+        tuple(retrievers),
+        {},
+        args.rebuild,
+        args.reuse,
+        graph=args.graph and args.chunker == "function",
+    )
     try:  # validate names and options once, before any worker starts
         from swe_explore.chunking.registry import make_chunker
         from swe_explore.retrievers.registry import make_retriever
@@ -140,9 +154,19 @@ def main(argv: list[str] | None = None) -> int:
                 steps[step] = round(steps.get(step, 0.0) + seconds, 4)
     built_lines = sum(r["counts"].get("lines", 0) for r in reports if r["status"] == "built")
     cache = cache_totals(reports)
-    run = {"argv": sys.argv if argv is None else argv, "job": job.__dict__ | {"retrievers": retrievers},
-           "jobs": args.jobs, "backend": args.backend, "wall_seconds": round(wall, 3), "status": status,
-           "lines": lines, "built_lines": built_lines, "step_seconds": steps, "cache": cache, "snapshots": reports}
+    run = {
+        "argv": sys.argv if argv is None else argv,
+        "job": job.__dict__ | {"retrievers": retrievers},
+        "jobs": args.jobs,
+        "backend": args.backend,
+        "wall_seconds": round(wall, 3),
+        "status": status,
+        "lines": lines,
+        "built_lines": built_lines,
+        "step_seconds": steps,
+        "cache": cache,
+        "snapshots": reports,
+    }
     report_path = args.out / "_reports" / f"index-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.json"
     report_path.parent.mkdir(parents=True, exist_ok=True)
     write_json(report_path, json.loads(json.dumps(run, default=str)))
@@ -198,8 +222,9 @@ def format_hit_rates(totals: dict[str, dict[str, Any]]) -> str:
         lookups = t["hits"] + t["misses"] + t["corrupt"]
         rate = f"{100 * t['hit_rate']:.1f}%" if t["hit_rate"] is not None else "-"
         unit = "files" if kind == "chunks" else "chunks"
-        extra = "".join(f", {t[k]} {k.replace('_', ' ')}" for k in ("corrupt", "corrupt_indexes", "write_errors")
-                        if t[k])
+        extra = "".join(
+            f", {t[k]} {k.replace('_', ' ')}" for k in ("corrupt", "corrupt_indexes", "write_errors") if t[k]
+        )
         parts.append(f"{kind} {rate} ({t['hits']}/{lookups} {unit}{extra})")
     return "cache hit rate " + ", ".join(parts)
 
