@@ -328,7 +328,7 @@ class _FileChunking:
     def symbol_name(self, node: Node, parent: Node | None) -> tuple[str, int]:
         """The definition's own (unqualified) name and the row it is on; ``("", -1)`` when it has none."""
         spec = self.spec
-        name = self._name_node(node, 0)
+        name: Node | None = self._name_node(node, 0)
         if name is None:
             for child in node.named_children:
                 if child.type in spec.comments or child.type in spec.attachments:
@@ -337,9 +337,9 @@ class _FileChunking:
                 break
         if name is None and spec.parent_name_fields and parent is not None:
             for field_name in spec.parent_name_fields:
-                child = parent.child_by_field_name(field_name)
-                if child is not None and child.id != node.id:
-                    name = child
+                field_child = parent.child_by_field_name(field_name)
+                if field_child is not None and field_child.id != node.id:
+                    name = field_child
                     break
         if name is None or name.text is None:
             return "", -1
@@ -870,12 +870,12 @@ def _merge_small(regions: list[_Region], min_lines: int, max_lines: int) -> list
     while i < len(grouped):
         region = grouped[i]
         if size(region) < min_lines:
-            prev = out[-1] if out else None
+            before = out[-1] if out else None
             nxt = grouped[i + 1] if i + 1 < len(grouped) else None
-            fits_prev = prev is not None and region.end - prev.start + 1 <= max_lines
+            fits_prev = before is not None and region.end - before.start + 1 <= max_lines
             fits_next = nxt is not None and nxt.end - region.start + 1 <= max_lines
-            if fits_prev and (not fits_next or size(prev) <= size(nxt)):  # type: ignore[arg-type]
-                out[-1] = _merged(prev, region)  # type: ignore[arg-type]
+            if before is not None and fits_prev and (nxt is None or not fits_next or size(before) <= size(nxt)):
+                out[-1] = _merged(before, region)
                 i += 1
                 continue
             if fits_next:

@@ -365,11 +365,11 @@ def evaluate_rows(
     if missing_rows not in ("zero", "skip", "error"):
         raise ValueError(f"missing_rows must be 'zero', 'skip' or 'error', got {missing_rows!r}")
     by_id: dict[str, Mapping[str, Any]] = {}
-    for row in rows:
-        iid = row["instance_id"]
+    for given in rows:
+        iid = given["instance_id"]
         if iid in by_id:
             raise ValueError(f"two result rows for instance {iid!r}")
-        by_id[iid] = row
+        by_id[iid] = given
     known = {r.instance_id for r in records}
     unknown = sorted(set(by_id) - known)
     if unknown:

@@ -205,5 +205,5 @@ def _dask_client(scheduler: str | None, n_jobs: int) -> Any:
     workers = n_jobs if n_jobs > 0 else None
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
     client = Client(cluster)
-    client._local_cluster = cluster  # closed with the client
+    client._local_cluster = cluster  # type: ignore[attr-defined]  # closed with the client
     return client

@@ -1222,7 +1222,8 @@ class ExpansionInfo:
 
     def direction_dist(self, direction: str) -> int | None:
         """The distance along one of :data:`DIRECTIONS` (``dist_<direction>``)."""
-        return getattr(self, f"dist_{direction}")  # type: ignore[no-any-return]
+        value: int | None = getattr(self, f"dist_{direction}")
+        return value
 
 
 def _import_reach(graph: SymbolGraph, fid: int) -> list[int]:
@@ -1247,9 +1248,9 @@ def _import_reach(graph: SymbolGraph, fid: int) -> list[int]:
 def _neighbours(graph: SymbolGraph, direction: str, node: int) -> list[int]:
     """Chunk neighbours of a chunk along one direction, sorted ascending."""
     if direction == "callee":
-        return graph.edges["references"].row(node).tolist()  # type: ignore[no-any-return]
+        return list(graph.edges["references"].row(node).tolist())
     if direction == "caller":
-        return graph.reverse("references").row(node).tolist()  # type: ignore[no-any-return]
+        return list(graph.reverse("references").row(node).tolist())
     if direction == "contain":
         both = set(graph.edges["contains"].row(node).tolist()) | set(graph.reverse("contains").row(node).tolist())
         return sorted(v for v in both if v < graph.n_chunks)

@@ -311,7 +311,8 @@ class ChunkTable:
             "kind": [kid[c.kind] for c in self.chunks],
             "language": [lid[c.language] for c in self.chunks],
         }
-        np.savez(directory / "chunks.npz", **{k: np.asarray(v, dtype=np.int32) for k, v in columns.items()})
+        arrays: dict[str, Any] = {k: np.asarray(v, dtype=np.int32) for k, v in columns.items()}
+        np.savez(directory / "chunks.npz", **arrays)
 
     @classmethod
     def load(

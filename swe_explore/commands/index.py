@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
 
-    def bar(results, total):
+    def bar(results: Any, total: int) -> Any:
         return tqdm(results, total=total, desc="indexing", unit="snapshot", disable=args.quiet)
 
     t0 = time.perf_counter()
