@@ -338,6 +338,8 @@ def snapshot_commit(snapshot: str | Path) -> str | None:
 
     :param snapshot: the snapshot directory.
     :return: the full commit hash, or ``None``.
+    :raises ValueError: if the snapshot has a marker that does not name a commit (the check cannot be skipped
+        silently).
     """
     snapshot = Path(snapshot)
     marker = snapshot / SNAPSHOT_MARKER
@@ -346,8 +348,12 @@ def snapshot_commit(snapshot: str | Path) -> str | None:
             commit = json.loads(marker.read_text(encoding="utf-8")).get("base_commit")
         except (OSError, ValueError, AttributeError):
             commit = None
-        if isinstance(commit, str) and commit:
-            return commit
+        if not isinstance(commit, str) or not commit:
+            raise ValueError(
+                f"{marker}: unreadable snapshot marker (no base_commit); the snapshot's commit cannot "
+                f"be checked: materialise it again"
+            )
+        return commit
     if (snapshot / ".git").exists():
         import subprocess
 

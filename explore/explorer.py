@@ -23,6 +23,7 @@ from swe_explore.explore.packing import PackConfig, pack
 from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.explore.reference import REFERENCE_EXPLORERS
 from swe_explore.indexes.build import BuildReport, LoadedIndex, ensure_index, open_index
+from swe_explore.indexes.store import snapshot_key
 from swe_explore.retrievers.registry import RETRIEVERS, make_retriever
 
 if TYPE_CHECKING:
@@ -128,11 +129,12 @@ class IndexedExplorer:
         """Build the snapshot's index if it is missing or stale (what ``scripts/index_repos.py`` does).
 
         :param snapshot_dir: the snapshot (a repository tree).
-        :param snapshot_name: its name in the store (default: the directory name).
+        :param snapshot_name: its name in the store (default: the folder's name and a hash of its path).
         :return: what was built or reused, with timings in seconds.
         :raises FileNotFoundError: if ``snapshot_dir`` is not a directory.
         """
         snapshot_dir = Path(snapshot_dir)
+        snapshot_name = snapshot_name or snapshot_key(snapshot_dir)
         rebuild = self.rebuild and snapshot_dir not in self._rebuilt
         self._rebuilt.add(snapshot_dir)
         return ensure_index(
@@ -149,6 +151,7 @@ class IndexedExplorer:
         :param snapshot_name: its name in the store.
         :return: the loaded index (chunks, file line counts, retriever).
         """
+        snapshot_name = snapshot_name or snapshot_key(snapshot_dir)
         key = (Path(snapshot_dir).resolve(), snapshot_name)
         if self._loaded is None or self._loaded[:2] != key:
             self.index(snapshot_dir, snapshot_name)
@@ -180,7 +183,7 @@ class IndexedExplorer:
 
         :param snapshot_dir: the snapshot (a repository tree).
         :param query: issue text; an empty query gives ``[]``.
-        :param snapshot_name: its name in the store (default: the directory name).
+        :param snapshot_name: its name in the store (default: the folder's name and a hash of its path).
         :return: at most ``pack.k`` regions with at most ``pack.budget`` lines in total, best first.
         :raises FileNotFoundError: if ``snapshot_dir`` is not a directory.
         """
@@ -266,7 +269,11 @@ def make_explorer(
     if budget is not None:
         pack = replace(pack, budget=budget)
     if name in REFERENCE_EXPLORERS:
-        options = {"model_path": resolve_model_path(model)} if name == "reference_potion" and model else {}
+        options: dict[str, Any] = {}
+        if name == "reference_potion":  # the same model resolution as our Potion retriever
+            from swe_explore.retrievers.potion import resolve_model_spec
+
+            options["model_path"] = resolve_model_path(resolve_model_spec(model))
         return ReferenceAdapter(name, pack.k, options)
     if name == LEARNED:
         from swe_explore.explore.fusion import FusionExplorer

@@ -43,6 +43,7 @@ from swe_explore.indexes.graph import (
     graph_dir_for,
     open_graph,
 )
+from swe_explore.indexes.store import snapshot_key
 from swe_explore.retrievers.registry import make_retriever
 
 RANKERS = ("learned", "priors")
@@ -151,8 +152,9 @@ class FusionExplorer:
         """Build the snapshot's indexes (retrievers and, when used, the symbol graph) if missing or stale.
 
         :param snapshot_dir: the snapshot.
-        :param snapshot_name: its name in the store (default: the directory name).
+        :param snapshot_name: its name in the store (default: the folder's name and a hash of its path).
         """
+        snapshot_name = snapshot_name or snapshot_key(snapshot_dir)
         ensure_index(
             Path(snapshot_dir), self.store, self._chunker, self._retrievers(), self.walk, self.rebuild, snapshot_name
         )
@@ -166,6 +168,7 @@ class FusionExplorer:
         :param snapshot_name: its name in the store.
         :return: chunks, line counts, retrievers and graph.
         """
+        snapshot_name = snapshot_name or snapshot_key(snapshot_dir)
         key = (Path(snapshot_dir).resolve(), snapshot_name)
         if self._loaded is None or self._loaded[:2] != key:
             self.index(snapshot_dir, snapshot_name)

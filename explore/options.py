@@ -203,12 +203,20 @@ def explorer_from_args(
     """
     name = retriever or args.retriever
     if name in REFERENCE_EXPLORERS:
+        default_pack = PackConfig()
         ignored = [
             flag
             for flag, given in (
                 ("--retriever-option", args.retriever_option),
                 ("chunker options", chunker_options_from_args(args)),
-                ("--budget", args.budget != PackConfig().budget),
+                ("--chunker other than function", args.chunker not in (None, "function")),
+                ("--budget", args.budget != default_pack.budget),
+                ("--max-region-lines", args.max_region_lines != default_pack.max_region_lines),
+                ("--max-regions-per-file", args.max_regions_per_file != default_pack.max_regions_per_file),
+                ("--merge-gap", args.merge_gap != default_pack.merge_gap),
+                ("--no-fill", not args.fill),
+                ("--top-n", args.top_n != 200),
+                ("--no-priors or prior weights", priors_from_args(args) != RankPriors()),
             )
             if given
         ]

@@ -96,6 +96,18 @@ def config_key(name: str, config: Mapping[str, Any]) -> str:
     return f"{name}-{hashlib.sha256(blob.encode()).hexdigest()[:8]}"
 
 
+def snapshot_key(folder: str | Path) -> str:
+    """A folder's default name in the store: its base name and a hash of its absolute path, so two folders of one
+    name (``~/a/repo``, ``~/b/repo``) keep separate indexes (bench runs name snapshots by ``instance_id``).
+
+    :param folder: the snapshot folder.
+    :return: e.g. ``"repo-1a2b3c4d"``.
+    """
+    absolute = Path(folder).resolve()
+    digest = hashlib.sha256(str(absolute).encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"{absolute.name}-{digest}"
+
+
 def snapshot_fingerprint(
     files: Sequence[SourceFile], on_file: Callable[[SourceFile, bytes], None] | None = None
 ) -> str:

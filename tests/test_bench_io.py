@@ -482,3 +482,10 @@ def test_write_manifest_keeps_other_explorers(tmp_path: Path) -> None:
     per_k = bm25["summary"]["5"]
     assert (per_k["cases"], per_k["attempted"], per_k["completion_rate"]) == (2, 2, 0.5)
     assert per_k["metrics"]["recall"] == pytest.approx(0.5)
+
+
+def test_a_broken_snapshot_marker_is_an_error(tmp_path: Path) -> None:
+    """A marker that does not name a commit stops the check loudly instead of skipping it."""
+    (tmp_path / SNAPSHOT_MARKER).write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match="unreadable snapshot marker"):
+        snapshot_commit(tmp_path)

@@ -142,3 +142,21 @@ def test_tables_per_dataset_and_language_with_counts(
         assert f"language {language} (1 instance)" in out
         assert summary["per_language"][language]["cases"] == 1
     assert summary["per_dataset"]["mini"]["cases"] == 4
+
+
+def test_a_result_file_of_another_bench_is_refused(
+    mini_rows: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """run --out FILE holding rows of another bench stops before writing; evaluate of a file with no row of the
+    bench is an error, not a table of zeros."""
+    other = tmp_path / "other.jsonl"
+    rows = [json.loads(line) for line in mini_rows.read_text().splitlines()]
+    other.write_text("".join(json.dumps(r | {"instance_id": "x__y-" + str(i)}) + "\n" for i, r in enumerate(rows)))
+    before = other.read_text()
+    with pytest.raises(SystemExit) as exc:
+        _script("run_baselines")(["--out", str(other), "--store", str(tmp_path / "s"), "--quiet"])
+    assert exc.value.code == 2 and "it is another bench's result file" in capsys.readouterr().err
+    assert other.read_text() == before
+    with pytest.raises(SystemExit) as exc:
+        _script("evaluate")([str(other)])
+    assert exc.value.code == 2 and "none of its rows is for an instance of" in capsys.readouterr().err

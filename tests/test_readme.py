@@ -22,4 +22,4 @@ def test_first_python_block_runs_and_prints_regions(tmp_path: Path) -> None:
     assert 1 <= len(lines) <= 5
     assert all(line.startswith("Region(path=") for line in lines)
     assert lines[0].startswith("Region(path='pyshop/cart.py'")
-    assert (tmp_path / "store" / "mini__pyshop-1").is_dir()
+    assert [p.name.startswith("mini__pyshop-1-") for p in (tmp_path / "store").iterdir()] == [True]

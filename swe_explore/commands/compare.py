@@ -25,6 +25,7 @@ import argparse
 import csv
 import logging
 import math
+import os
 import statistics
 import sys
 import time
@@ -71,9 +72,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_bench_arguments(parser)
     parser.add_argument("--out", type=Path, default=None, help="output directory")
-    parser.add_argument("--chunkers", nargs="+", default=["window", "function", "hybrid"])
-    parser.add_argument("--retrievers", nargs="+", default=["bm25", "tfidf", "potion", "faiss", "hybrid"])
-    parser.add_argument("--references", nargs="*", default=["reference_bm25", "reference_tfidf", "reference_potion"])
+    parser.add_argument(
+        "--chunkers",
+        nargs="+",
+        default=["window", "function", "hybrid"],
+        help="chunk strategies of the grid (default: window function hybrid)",
+    )
+    parser.add_argument(
+        "--retrievers",
+        nargs="+",
+        default=None,
+        help="retrievers of the grid (default: bm25 tfidf, plus potion faiss hybrid when an "
+        "embedding model is given by --model or $SWE_EXPLORE_POTION_MODEL)",
+    )
+    parser.add_argument(
+        "--references",
+        nargs="*",
+        default=None,
+        help="reference baselines run next to the grid (default: reference_bm25 reference_tfidf, "
+        "plus reference_potion with a model; none: --references with no name)",
+    )
     parser.add_argument("--raw", action="store_true", help="also run each retriever without ranking priors")
     parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -95,6 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of both (default: %(default)s)")
     add_explorer_arguments(parser, choose=False)
     args = parser.parse_args(argv)
+    embedding = bool(args.model or os.environ.get("SWE_EXPLORE_POTION_MODEL"))
+    if args.retrievers is None:
+        args.retrievers = ["bm25", "tfidf", *(["potion", "faiss", "hybrid"] if embedding else [])]
+    if args.references is None:
+        args.references = ["reference_bm25", "reference_tfidf", *(["reference_potion"] if embedding else [])]
     if args.chunker is not None:
         parser.error("compare_chunkers.py takes --chunkers (a list), not --chunker")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")

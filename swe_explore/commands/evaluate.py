@@ -143,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             rows = [r for r in rows if r["instance_id"] in known]
+            if not rows:
+                die(parser, f"{path}: none of its rows is for an instance of {args.bench} (another bench's results?)")
         label = str(rows[0].get("explorer") or path.stem) if rows else path.stem
         if label in tables:
             label = f"{label} ({path.name})"

@@ -16,7 +16,6 @@ needed. ``--format json`` prints ``{"path", "k", "budget", "explorer", "regions"
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from pathlib import Path
@@ -43,17 +42,6 @@ def region_preview(root: Path, region: Region, n_lines: int) -> list[str]:
     return lines[region.start - 1 : min(region.end, region.start - 1 + n_lines)]
 
 
-def store_name(folder: Path) -> str:
-    """The folder's name in the index store: its base name and a hash of its absolute path, so two folders of
-    one name (``~/a/repo``, ``~/b/repo``) keep separate indexes.
-
-    :param folder: the explored folder.
-    :return: e.g. ``"repo-1a2b3c4d"``.
-    """
-    absolute = folder.resolve()
-    return f"{absolute.name}-{hashlib.sha256(str(absolute).encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 2 bad input)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -72,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         explorer = explorer_from_args(args)
     except ValueError as exc:
         parser.error(str(exc))
-    regions = explorer.explore(args.path, issue, store_name(args.path))
+    regions = explorer.explore(args.path, issue)
     previews = [region_preview(args.path, r, args.lines) for r in regions]
     if args.format == "json":
         payload: dict[str, Any] = {

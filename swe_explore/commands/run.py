@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+from swe_explore.evaluation.bench import load_bench
 from swe_explore.evaluation.cli import MAIN_METRICS, add_bench_arguments, die, load_bench_args
 from swe_explore.evaluation.results import Coverage, evaluate_rows, format_table, read_rows, summarize
 from swe_explore.evaluation.runner import ConcurrentRunError, ConfigMismatchError, run_explorer
@@ -51,6 +52,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     default_name = config_key(explorer.name, explorer.explorer_config) + ".jsonl"
     out = args.out or Path("outputs/results") / args.bench.stem / default_name
+    if out.is_file() and not args.overwrite:  # resume only a file of this bench: never mix benches in one file
+        try:
+            bench_ids = {r.instance_id for r in load_bench(args.bench, skip_empty_core=False, require_query=False)}
+            foreign = sorted({row["instance_id"] for row in read_rows(out, drop_partial_last=True)} - bench_ids)
+        except (ValueError, FileNotFoundError) as exc:
+            die(parser, str(exc))
+        if foreign:
+            die(
+                parser,
+                f"{out} holds {len(foreign)} row(s) of instances not in {args.bench} (e.g. {foreign[0]}): "
+                f"it is another bench's result file; use another --out or --overwrite",
+            )
     t0 = time.perf_counter()
     try:
         report = run_explorer(
