@@ -78,7 +78,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_explore.chunking.languages import TEXT, language_for_path
-from swe_explore.evaluation.bench import parse_record
+from swe_explore.evaluation.bench import iter_jsonl, parse_record
 
 PRO_QUERY_MODES: tuple[str, ...] = ("problem", "full")
 """The ``--pro-query`` choices (see the module docstring)."""
@@ -239,23 +239,15 @@ def read_release(path: str | Path) -> list[ReleaseRow]:
         raise FileNotFoundError(f"release file {path} does not exist")
     rows: list[ReleaseRow] = []
     first_line: dict[str, int] = {}
-    with path.open(encoding="utf-8-sig") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{line_no}"
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: invalid JSON ({exc.msg} column {exc.colno})") from None
-            record = parse_record(data, where, require_query=False)
-            if record.instance_id in first_line:
-                raise ValueError(
-                    f"{where}: duplicate instance_id {record.instance_id!r} "
-                    f"(first seen on line {first_line[record.instance_id]})"
-                )
-            first_line[record.instance_id] = line_no
-            rows.append(ReleaseRow(line_no, data))
+    for line_no, where, data in iter_jsonl(path):
+        record = parse_record(data, where, require_query=False)
+        if record.instance_id in first_line:
+            raise ValueError(
+                f"{where}: duplicate instance_id {record.instance_id!r} "
+                f"(first seen on line {first_line[record.instance_id]})"
+            )
+        first_line[record.instance_id] = line_no
+        rows.append(ReleaseRow(line_no, data))
     return rows
 
 

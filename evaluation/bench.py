@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -177,6 +177,24 @@ def parse_record(data: Any, where: str = "<record>", require_query: bool = True)
     )
 
 
+def iter_jsonl(path: Path) -> Iterator[tuple[int, str, Any]]:
+    """The JSON values of a JSONL file, one per non-blank line (a UTF-8 BOM is tolerated).
+
+    :param path: the file.
+    :return: an iterator of ``(line number, "<file>:<line>", value)``.
+    :raises ValueError: for a line that is not valid JSON, naming the file and line.
+    """
+    with path.open(encoding="utf-8-sig") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{line_no}"
+            try:
+                yield line_no, where, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: invalid JSON ({exc.msg} column {exc.colno})") from None
+
+
 def load_bench(
     path: str | Path,
     *,
@@ -210,32 +228,24 @@ def load_bench(
         raise ValueError(f"limit must be >= 0, got {limit}")
     records: list[BenchRecord] = []
     first_line: dict[str, int] = {}
-    with path.open(encoding="utf-8-sig") as handle:  # a UTF-8 BOM is tolerated
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{line_no}"
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: invalid JSON ({exc.msg} column {exc.colno})") from None
-            if issue_map is not None and isinstance(data, dict):
-                text = issue_map.get(str(data.get("instance_id")))
-                if text:
-                    data["problem_statement"] = text
-                elif require_query and not str(data.get("problem_statement") or "").strip():
-                    raise ValueError(
-                        f"{where} ({data.get('instance_id')}): no issue text: not in the issue map and "
-                        f"no 'problem_statement' in the record"
-                    )
-            record = parse_record(data, where, require_query=require_query)
-            if record.instance_id in first_line:
+    for line_no, where, data in iter_jsonl(path):
+        if issue_map is not None and isinstance(data, dict):
+            text = issue_map.get(str(data.get("instance_id")))
+            if text:
+                data["problem_statement"] = text
+            elif require_query and not str(data.get("problem_statement") or "").strip():
                 raise ValueError(
-                    f"{where}: duplicate instance_id {record.instance_id!r} "
-                    f"(first seen on line {first_line[record.instance_id]})"
+                    f"{where} ({data.get('instance_id')}): no issue text: not in the issue map and "
+                    f"no 'problem_statement' in the record"
                 )
-            first_line[record.instance_id] = line_no
-            records.append(record)
+        record = parse_record(data, where, require_query=require_query)
+        if record.instance_id in first_line:
+            raise ValueError(
+                f"{where}: duplicate instance_id {record.instance_id!r} "
+                f"(first seen on line {first_line[record.instance_id]})"
+            )
+        first_line[record.instance_id] = line_no
+        records.append(record)
     if skip_empty_core:
         records = [r for r in records if r.ground_truth.get("read_core_regions")]
     return records if limit is None else records[:limit]

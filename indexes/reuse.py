@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -44,7 +43,7 @@ from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.window import FileReport
 from swe_explore.indexes.cache import CacheNamespace, ContentCache, file_digest
 from swe_explore.retrievers.base import FeatureSpec, Retriever
-from swe_explore.retrievers.features import TermCounts
+from swe_explore.retrievers.features import TermCounts, build_retrievers
 
 __all__ = ["CachingChunker", "build_retrievers_reusing", "chunk_digest"]
 
@@ -319,29 +318,14 @@ def build_retrievers_reusing(
     :param cache: the build's cache (its statistics count the lookups).
     :return: seconds, keyed as :func:`~retrievers.features.build_retrievers` keys them.
     """
-    values: dict[FeatureSpec, Any] = {}
-    seconds: dict[str, float] = {}
     digests: list[str] = []
-    for i, retriever in enumerate(retrievers):
-        specs = retriever.feature_specs()
-        if specs is None:
-            t0 = time.perf_counter()
-            retriever.build(chunks)
-            seconds[f"{i}:{retriever.name}"] = time.perf_counter() - t0
-            continue
-        mine: dict[str, Any] = {}
-        for name, spec in specs.items():
-            if spec not in values:
-                t0 = time.perf_counter()
-                if spec.kind in REUSED_FEATURES:
-                    namespace = cache.namespace(spec.kind, {"feature": json.loads(spec.config)})
-                    digests = digests or [chunk_digest(c) for c in chunks]
-                    values[spec] = _reused_feature(retriever, name, namespace, chunks, digests)
-                else:
-                    values[spec] = retriever.compute_feature(name, chunks)
-                seconds[spec.kind] = seconds.get(spec.kind, 0.0) + time.perf_counter() - t0
-            mine[name] = values[spec]
-        t0 = time.perf_counter()
-        retriever.build_from_features(mine)
-        seconds[f"{i}:{retriever.name}"] = time.perf_counter() - t0
-    return seconds
+
+    def compute(retriever: Retriever, name: str, spec: FeatureSpec, chunks: Sequence[Chunk]) -> Any:
+        if spec.kind not in REUSED_FEATURES:
+            return retriever.compute_feature(name, chunks)
+        namespace = cache.namespace(spec.kind, {"feature": json.loads(spec.config)})
+        if not digests:
+            digests.extend(chunk_digest(c) for c in chunks)
+        return _reused_feature(retriever, name, namespace, chunks, digests)
+
+    return build_retrievers(retrievers, chunks, compute)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -199,7 +199,13 @@ class TermCountsRetriever(Retriever):
         return vocab
 
 
-def build_retrievers(retrievers: Sequence[Retriever], chunks: Sequence[Chunk]) -> dict[str, float]:
+#: How a shared feature is computed: ``(retriever, local name, spec, chunks) -> value``.
+ComputeFeature = Callable[[Retriever, str, FeatureSpec, Sequence[Chunk]], Any]
+
+
+def build_retrievers(
+    retrievers: Sequence[Retriever], chunks: Sequence[Chunk], compute: ComputeFeature | None = None
+) -> dict[str, float]:
     """Build several retrievers on the same chunks, computing each shared feature once.
 
     Retrievers that declare no features are built with ``build(chunks)``. The result is the same as building
@@ -207,6 +213,8 @@ def build_retrievers(retrievers: Sequence[Retriever], chunks: Sequence[Chunk]) -
 
     :param retrievers: unbuilt retrievers.
     :param chunks: the snapshot's chunks, with text, in index order.
+    :param compute: how a feature is computed (default: the retriever's ``compute_feature``); the index store's
+        cache passes one that assembles features from stored per-file pieces.
     :return: seconds spent: one entry per feature kind computed (``"term_counts"``, ``"vectors"``, summed over
         distinct specs of that kind) and one per retriever position and name (``"0:bm25"``, ...) for the rest
         of its build.
@@ -224,7 +232,10 @@ def build_retrievers(retrievers: Sequence[Retriever], chunks: Sequence[Chunk]) -
         for name, spec in specs.items():
             if spec not in values:
                 t0 = time.perf_counter()
-                values[spec] = retriever.compute_feature(name, chunks)
+                if compute is None:
+                    values[spec] = retriever.compute_feature(name, chunks)
+                else:
+                    values[spec] = compute(retriever, name, spec, chunks)
                 seconds[spec.kind] = seconds.get(spec.kind, 0.0) + time.perf_counter() - t0
             mine[name] = values[spec]
         t0 = time.perf_counter()

@@ -40,6 +40,7 @@ from typing import Any
 try:
     from swe_explore.chunking.lines import count_lines
     from swe_explore.evaluation.bench import find_snapshot, load_bench
+    from swe_explore.evaluation.cli import MAIN_METRICS
     from swe_explore.evaluation.line_counts import file_line_counts
     from swe_explore.evaluation.metrics import evaluate_instance
     from swe_explore.evaluation.results import (
@@ -62,17 +63,6 @@ MODES: dict[str, float | None] = {"hybrid": None, "semantic": 1.0, "bm25": 0.0}
 """``--mode`` -> semble's ``alpha`` (weight of the semantic ranks; ``None`` = semble's auto-detection)."""
 CONTENT_TYPES = ("code", "docs", "config")
 DEFAULT_MODEL = "minishlab/potion-base-8M"
-MAIN_METRICS = [
-    "hit_file_rate",
-    "hit_region_rate",
-    "ndcg_at_500",
-    "recall_at_500",
-    "context_efficiency",
-    "precision",
-    "recall",
-    "f1_score",
-    "first_useful_hit",
-]
 NO_SEMBLE = (
     "semble is not importable in this Python ({exc}). pip install semble in a separate environment "
     "(never in the project's), then run this script with that environment's python and "
