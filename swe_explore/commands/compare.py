@@ -29,12 +29,11 @@ import os
 import statistics
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from swe_explore.chunking.languages import language_for_path
 from swe_explore.chunking.registry import DEFAULT_CHUNKER
+from swe_explore.commands.evaluate import record_language
 from swe_explore.evaluation.bench import BenchRecord
 from swe_explore.evaluation.cli import add_bench_arguments, die, load_bench_args
 from swe_explore.evaluation.metrics import METRIC_NAMES
@@ -62,9 +61,9 @@ DEFAULT_BASELINE = f"bm25+{DEFAULT_CHUNKER}"
 
 
 def instance_language(record: BenchRecord) -> str:
-    """The instance's language: the most common language of its core files (ties: alphabetical)."""
-    langs = Counter(language_for_path(p) or "other" for p in record.ground_truth.get("read_core_files", []))
-    return min(langs, key=lambda lang: (-langs[lang], lang)) if langs else "other"
+    """The instance's language: its ``language`` field, else that of most of its core lines (the rule of
+    ``evaluate.py``: :func:`swe_explore.commands.evaluate.record_language`)."""
+    return record_language(record)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,6 +171,9 @@ def main(argv: list[str] | None = None) -> int:
             "metrics": mean_metrics(scored),
             "per_language": {
                 lang: mean_metrics([r for r in scored if languages[r["instance_id"]] == lang]) for lang in by_language
+            },
+            "per_language_cases": {
+                lang: sum(languages[r["instance_id"]] == lang for r in scored) for lang in by_language
             },
             "median_seconds": statistics.median(seconds) if seconds else 0.0,
         }
@@ -318,7 +320,7 @@ def write_outputs(
                         s["chunker"],
                         s["retriever"],
                         scope,
-                        s["cases"],
+                        s["cases"] if scope == "all" else s["per_language_cases"][scope],
                         f"{s['median_seconds']:.4f}",
                         *(f"{metrics[m]:.6f}" for m in METRIC_NAMES),
                         *stats_cells,
