@@ -252,7 +252,8 @@ def make_explorer(
     :param chunker: chunk strategy (ours only).
     :param chunker_options: chunker options (ours only).
     :param retriever_options: retriever options (ours only).
-    :param pack: packer parameters; the reference uses only ``pack.k``.
+    :param pack: packer parameters; the reference uses only ``pack.k``. Default: ``PackConfig()``, and
+        :data:`~swe_explore.explore.fusion.LEARNED_PACK` for ``learned``.
     :param priors: ranking priors (ours only); default ``RankPriors()``.
     :param store: index store root (ours only); default :func:`default_store`.
     :param top_n: ranked chunks handed to the packer (ours only).
@@ -263,6 +264,10 @@ def make_explorer(
     :return: the explorer.
     :raises ValueError: for an unknown name, listing the valid ones.
     """
+    if pack is None and name == LEARNED:
+        from swe_explore.explore.fusion import LEARNED_PACK
+
+        pack = LEARNED_PACK
     pack = pack or PackConfig()
     if k is not None:
         pack = replace(pack, k=k)

@@ -9,12 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from swe_explore.chunking.registry import CHUNKERS, add_chunker_arguments, chunker_options
 from swe_explore.explore.explorer import LEARNED, IndexedExplorer, ReferenceAdapter, default_store, make_explorer
-from swe_explore.explore.fusion import FusionExplorer
+from swe_explore.explore.fusion import LEARNED_PACK, FusionExplorer
 from swe_explore.explore.packing import PackConfig
 from swe_explore.explore.priors import RankPriors
 from swe_explore.explore.reference import REFERENCE_EXPLORERS
@@ -111,20 +112,21 @@ def add_explorer_arguments(
         parser.add_argument(
             "--max-region-lines",
             type=int,
-            default=pack.max_region_lines,
-            help="cap on one region's lines (default: %(default)s)",
+            default=None,
+            help=f"cap on one region's lines (default: {pack.max_region_lines}; "
+            f"learned: {LEARNED_PACK.max_region_lines})",
         )
         parser.add_argument(
             "--max-regions-per-file",
             type=int,
-            default=pack.max_regions_per_file,
-            help="cap on regions in one file (default: %(default)s)",
+            default=None,
+            help=f"cap on regions in one file (default: {pack.max_regions_per_file})",
         )
         parser.add_argument(
             "--merge-gap",
             type=int,
-            default=pack.merge_gap,
-            help="merge chunks this close in one file (default: %(default)s)",
+            default=None,
+            help=f"merge chunks this close in one file (default: {pack.merge_gap}; learned: {LEARNED_PACK.merge_gap})",
         )
         parser.add_argument(
             "--no-fill",
@@ -151,21 +153,22 @@ def add_explorer_arguments(
     parser.add_argument("--rebuild", action="store_true", help="rebuild indexes even if up to date or corrupt")
 
 
-def pack_config_from_args(args: argparse.Namespace) -> PackConfig:
-    """The packer parameters given on the command line.
+#: Packer flags whose default depends on the explorer (``None`` on the command line: the explorer's default).
+EXPLORER_PACK_FLAGS = ("max_region_lines", "max_regions_per_file", "merge_gap")
+
+
+def pack_config_from_args(args: argparse.Namespace, base: PackConfig | None = None) -> PackConfig:
+    """The packer parameters given on the command line, over an explorer's defaults.
 
     :param args: parsed arguments.
+    :param base: the explorer's packer defaults (default ``PackConfig()``; the learned explorer's are
+        :data:`~swe_explore.explore.fusion.LEARNED_PACK`); flags left unset keep its values.
     :return: the packer config.
     :raises ValueError: if a value is out of range.
     """
-    return PackConfig(
-        k=args.k,
-        budget=args.budget,
-        max_region_lines=args.max_region_lines,
-        max_regions_per_file=args.max_regions_per_file,
-        merge_gap=args.merge_gap,
-        fill=args.fill,
-    )
+    base = base or PackConfig()
+    given = {name: getattr(args, name) for name in EXPLORER_PACK_FLAGS if getattr(args, name) is not None}
+    return replace(base, k=args.k, budget=args.budget, fill=args.fill, **given)
 
 
 def priors_from_args(args: argparse.Namespace) -> RankPriors:
@@ -211,9 +214,9 @@ def explorer_from_args(
                 ("chunker options", chunker_options_from_args(args)),
                 ("--chunker other than function", args.chunker not in (None, "function")),
                 ("--budget", args.budget != default_pack.budget),
-                ("--max-region-lines", args.max_region_lines != default_pack.max_region_lines),
-                ("--max-regions-per-file", args.max_regions_per_file != default_pack.max_regions_per_file),
-                ("--merge-gap", args.merge_gap != default_pack.merge_gap),
+                ("--max-region-lines", args.max_region_lines is not None),
+                ("--max-regions-per-file", args.max_regions_per_file is not None),
+                ("--merge-gap", args.merge_gap is not None),
                 ("--no-fill", not args.fill),
                 ("--top-n", args.top_n != 200),
                 ("--no-priors or prior weights", priors_from_args(args) != RankPriors()),
@@ -251,7 +254,7 @@ def explorer_from_args(
         chunker=args.chunker,
         chunker_options=chunker_options_from_args(args),
         retriever_options=dict(args.retriever_option),
-        pack=pack_config_from_args(args),
+        pack=pack_config_from_args(args, LEARNED_PACK if name == LEARNED else None),
         priors=priors_from_args(args),
         store=args.store,
         top_n=args.top_n,

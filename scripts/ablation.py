@@ -33,12 +33,17 @@ from swe_explore.evaluation.runner import run_explorer
 from swe_explore.evaluation.stats import compare_rows, format_comparison
 from swe_explore.explore.explorer import make_explorer
 from swe_explore.explore.fusion import FusionExplorer
+from swe_explore.explore.packing import PackConfig
 
 MODEL_DIR: list[Path] = []  # set by --model-dir
 
 
 def _fusion(
-    model: str | None, files_first: int = 0, ranker: str = "learned", gate: float | None = None
+    model: str | None,
+    files_first: int = 0,
+    ranker: str = "learned",
+    gate: float | None = None,
+    pack: PackConfig | None = None,
 ) -> Callable[..., Any]:
     def build(store: Path, potion: str | None, n_files: int) -> Any:
         names = (model or "ranker-lexical").split(",")
@@ -48,6 +53,7 @@ def _fusion(
             model=path,
             files_first=n_files if files_first else 0,
             file_margin=gate,
+            pack=pack,
             potion_model=potion,
             store=store,
         )
@@ -56,7 +62,9 @@ def _fusion(
 
 
 #: Configuration name -> explorer factory ``(store, potion model, files-first N) -> explorer``. ``today`` is the
-#: default before the learned ranker (BM25 over function chunks, hand-set priors, the packer).
+#: default before the learned ranker (BM25 over function chunks, hand-set priors, the packer). The learned
+#: configurations pack with LEARNED_PACK (250-line regions, merge gap 10); `+packer-200-20` with the packer of
+#: `today` (PackConfig()).
 CONFIGS: dict[str, Callable[..., Any]] = {
     "today": lambda store, potion, n: make_explorer("bm25", store=store),
     "today+files-first": _fusion(None, 1, "priors"),
@@ -64,6 +72,7 @@ CONFIGS: dict[str, Callable[..., Any]] = {
     "learned+mentions": _fusion("ranker-mentions"),
     "learned+graph": _fusion("ranker-graph"),
     "learned+mentions+graph": _fusion("ranker-mentions-graph"),
+    "learned-ensemble+packer-200-20": _fusion("ranker-mentions,ranker-mentions-graph", pack=PackConfig()),
     "learned-ensemble (default)": _fusion("ranker-mentions,ranker-mentions-graph"),
     "learned-ensemble+files-first": _fusion("ranker-mentions,ranker-mentions-graph", 1),
     "learned-ensemble+file-gate": _fusion("ranker-mentions,ranker-mentions-graph", gate=2.0),

@@ -219,3 +219,33 @@ def test_learned_refuses_options_it_does_not_use(tmp_path: Path, capsys: pytest.
     with pytest.raises(SystemExit):
         main(["--retriever", "bm25", "--files-first", "2", "--store", str(tmp_path / "s")])
     assert "--files-first apply to --retriever learned only" in capsys.readouterr().err
+
+
+def test_packer_defaults_depend_on_the_ranker(tmp_path: Path) -> None:
+    """The learned explorer packs with LEARNED_PACK (250-line regions, merge gap 10); BM25 with priors, the
+    ``priors`` ranker and the reference keep PackConfig's (200, 20); a flag given on the command line wins."""
+    import argparse
+
+    from swe_explore.explore.fusion import LEARNED_PACK
+    from swe_explore.explore.options import add_explorer_arguments, explorer_from_args
+    from swe_explore.explore.packing import PackConfig
+
+    assert (LEARNED_PACK.max_region_lines, LEARNED_PACK.merge_gap, LEARNED_PACK.max_regions_per_file) == (250, 10, 2)
+    assert (PackConfig().max_region_lines, PackConfig().merge_gap) == (200, 20)
+    assert FusionExplorer(store=tmp_path)._pack == LEARNED_PACK
+    assert FusionExplorer(ranker="priors", store=tmp_path)._pack == PackConfig()
+
+    parser = argparse.ArgumentParser()
+    add_explorer_arguments(parser)
+
+    def built(*argv: str) -> PackConfig:
+        explorer = explorer_from_args(parser.parse_args(["--store", str(tmp_path), *argv]))
+        return explorer._pack if isinstance(explorer, FusionExplorer) else explorer.pack  # type: ignore[union-attr]
+
+    assert built() == LEARNED_PACK
+    assert built("--merge-gap", "20") == PackConfig(max_region_lines=250, merge_gap=20)
+    assert built("--k", "3", "--max-region-lines", "100") == PackConfig(k=3, max_region_lines=100, merge_gap=10)
+    assert built("--retriever", "bm25") == PackConfig()
+    assert built("--retriever", "bm25", "--merge-gap", "5") == PackConfig(merge_gap=5)
+    with pytest.raises(ValueError, match="--merge-gap"):
+        built("--retriever", "reference_bm25", "--merge-gap", "20")
