@@ -120,6 +120,7 @@ class SnapshotIndex:
     graph: SymbolGraph | None = None
     _mention_index: MentionIndex | None = field(default=None, repr=False)
     _file_chunks: dict[str, list[int]] | None = field(default=None, repr=False)
+    _chunk_files: tuple[list[str], np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def mention_index(self) -> MentionIndex:
@@ -127,6 +128,17 @@ class SnapshotIndex:
         if self._mention_index is None:
             self._mention_index = MentionIndex(sorted(self.file_lines), self.chunks)
         return self._mention_index
+
+    @property
+    def chunk_files(self) -> tuple[list[str], np.ndarray]:
+        """Every path (of the file table and the chunks), sorted, and each chunk's position in that list
+        (int64, ``(len(chunks),)``); computed on first use."""
+        if self._chunk_files is None:
+            paths = sorted(self.file_lines.keys() | {c.path for c in self.chunks})
+            file_id = {p: j for j, p in enumerate(paths)}
+            ids = np.fromiter((file_id[c.path] for c in self.chunks), dtype=np.int64, count=len(self.chunks))
+            self._chunk_files = (paths, ids)
+        return self._chunk_files
 
     @property
     def file_chunks(self) -> dict[str, list[int]]:
@@ -192,9 +204,14 @@ def _log_rank(rank: np.ndarray) -> np.ndarray:
     return np.log2(rank.astype(np.float64) + 1.0)
 
 
-def _ranks(scores: np.ndarray) -> np.ndarray:
-    """1-based rank of every chunk by descending score, ties by index; chunks with score <= 0 get ``nan``."""
-    order = np.lexsort((np.arange(scores.size), -scores))
+def _ranks(scores: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+    """1-based rank of every chunk by descending score, ties by index; chunks with score <= 0 get ``nan``.
+
+    :param scores: ``(n,)`` scores.
+    :param order: ``np.argsort(-scores, kind="stable")`` when already computed (the same order).
+    """
+    if order is None:
+        order = np.argsort(-scores, kind="stable")
     ranks = np.empty(scores.size, dtype=np.float64)
     ranks[order] = np.arange(1, scores.size + 1)
     ranks[scores <= 0] = np.nan
@@ -212,19 +229,19 @@ class _Retrieval:
         self.scores = np.asarray(scores, dtype=np.float64)
         best = float(self.scores.max()) if self.scores.size else 0.0
         self.rel = self.scores / best if best > 0 else np.zeros_like(self.scores)
-        self.rank = _ranks(self.scores)
+        self.order = np.argsort(-self.scores, kind="stable")  # best first, ties by index: sorted once per query
+        self.rank = _ranks(self.scores, self.order)
         file_best = np.zeros(n_files)
         np.maximum.at(file_best, chunk_file, self.rel)
         self.file_rel = file_best
         file_rank = _ranks(file_best)
         self.file_rank = file_rank
-        top = np.argsort(-self.scores, kind="stable")[:_TOP_FILE_CHUNKS]
+        top = self.order[:_TOP_FILE_CHUNKS]
         top = top[self.scores[top] > 0]
         self.file_top = np.bincount(chunk_file[top], minlength=n_files).astype(np.float64)
 
     def top(self, n: int) -> list[int]:
-        order = np.argsort(-self.scores, kind="stable")[:n]
-        return [int(i) for i in order if self.scores[i] > 0]
+        return [int(i) for i in self.order[:n] if self.scores[i] > 0]
 
     def columns(self, ids: np.ndarray, chunk_file: np.ndarray) -> list[np.ndarray]:
         files = chunk_file[ids]
@@ -255,9 +272,7 @@ def candidate_features(query: str, index: SnapshotIndex, config: CandidateConfig
         raise ValueError(f"unknown feature(s) {unknown[:5]}")
     chunks = index.chunks
     n_chunks = len(chunks)
-    paths = sorted(index.file_lines.keys() | {c.path for c in chunks})
-    file_id = {p: j for j, p in enumerate(paths)}
-    chunk_file = np.fromiter((file_id[c.path] for c in chunks), dtype=np.int64, count=n_chunks)
+    paths, chunk_file = index.chunk_files
     wanted = [r for r in (*LEXICAL_RETRIEVERS, *DENSE_RETRIEVERS) if any(n.startswith(f"{r}_") for n in names)]
     if not query.strip() or n_chunks == 0:
         return Candidates(
@@ -314,25 +329,28 @@ def candidate_features(query: str, index: SnapshotIndex, config: CandidateConfig
     priors_rank = {h.index: rank for rank, h in enumerate(priors_hits, start=1)}
     top_prior = priors_hits[0].score if priors_hits and priors_hits[0].score > 0 else 1.0
     prior_score = {h.index: h.score / top_prior for h in priors_hits}
-    columns["priors_rel"] = np.array([prior_score.get(int(i), 0.0) for i in ids])
+    id_list: list[int] = ids.tolist()
+    columns["priors_rel"] = np.array([prior_score.get(i, 0.0) for i in id_list])
     columns["priors_log_rank"] = np.array(
-        [math.log2(priors_rank[int(i)] + 1) if int(i) in priors_rank else np.nan for i in ids]
+        [math.log2(priors_rank[i] + 1) if i in priors_rank else np.nan for i in id_list]
     )
     if resolved is not None:
-        rows = [resolved.chunk_features(int(i)) for i in ids]
+        rows = [resolved.chunk_features(i) for i in id_list]
         for fname in MENTION_FEATURES:
             columns[fname] = np.array([r[fname] for r in rows])
         columns["file_mention_score"] = np.array(
-            [resolved.file_features(chunks[int(i)].path)["mention_score"] for i in ids]
+            [resolved.file_features(chunks[i].path)["mention_score"] for i in id_list]
         )
     if any(n.startswith("graph_") for n in names):
         gf = (
-            graph_features(index.graph, {int(i): reached[int(i)] for i in ids if int(i) in reached})
+            graph_features(index.graph, {i: reached[i] for i in id_list if i in reached})
             if (index.graph is not None)
             else {}
         )
+        missing: dict[str, float] = {}
+        graph_rows = [gf.get(i, missing) for i in id_list]
         for fname in GRAPH_FEATURES:
-            columns[f"graph_{fname}"] = np.array([gf.get(int(i), {}).get(fname, np.nan) for i in ids])
+            columns[f"graph_{fname}"] = np.array([r.get(fname, np.nan) for r in graph_rows])
     if any(n in FEATURE_GROUPS["structure"] for n in names):
         columns.update(_structure(query, mentions.frames, chunks, index.file_lines, ids))
     matrix = np.full((ids.size, len(names)), np.nan, dtype=np.float32)
@@ -351,22 +369,33 @@ def _structure(
     out: dict[str, list[float]] = {name: [] for name in FEATURE_GROUPS["structure"]}
     n_query = math.log2(len(query.split()) + 1)
     has_trace = 1.0 if frames else 0.0
+    per_path: dict[str, tuple[float, float, float]] = {}  # candidates share files: path facts once per file
+    per_symbol: dict[str, float] = {}
     for i in ids.tolist():
         c = chunks[i]
+        if c.path not in per_path:
+            path_words = _words(c.path.rsplit(".", 1)[0])
+            per_path[c.path] = (
+                1.0 if _TEST_RE.search(c.path) else 0.0,
+                1.0 if _AUX_RE.search(c.path) else 0.0,
+                len(path_words & words) / len(path_words) if path_words else 0.0,
+            )
+        is_test, is_aux, path_overlap = per_path[c.path]
         lines = file_lines.get(c.path, c.end) or c.end
         out["log_lines"].append(math.log2(c.end - c.start + 2))
         for kind in KINDS:
             out[f"kind_{kind}"].append(1.0 if c.kind == kind else 0.0)
         out["rel_position"].append((c.start - 1) / max(lines, 1))
         out["log_file_lines"].append(math.log2(lines + 1))
-        out["is_test"].append(1.0 if _TEST_RE.search(c.path) else 0.0)
+        out["is_test"].append(is_test)
         out["is_text"].append(1.0 if c.language == "text" else 0.0)
-        out["is_aux"].append(1.0 if _AUX_RE.search(c.path) else 0.0)
+        out["is_aux"].append(is_aux)
         out["path_depth"].append(float(c.path.count("/")))
-        symbol_words = _words(c.symbol)
-        out["symbol_overlap"].append(len(symbol_words & words) / len(symbol_words) if symbol_words else 0.0)
-        path_words = _words(c.path.rsplit(".", 1)[0])
-        out["path_overlap"].append(len(path_words & words) / len(path_words) if path_words else 0.0)
+        if c.symbol not in per_symbol:
+            symbol_words = _words(c.symbol)
+            per_symbol[c.symbol] = len(symbol_words & words) / len(symbol_words) if symbol_words else 0.0
+        out["symbol_overlap"].append(per_symbol[c.symbol])
+        out["path_overlap"].append(path_overlap)
         out["log_query_words"].append(n_query)
         out["query_has_trace"].append(has_trace)
     return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}
