@@ -26,8 +26,10 @@ Regions are then coalesced (same file, overlapping or adjacent → one region), 
 twice, and returned in the order of the best-ranked chunk each contains. Cutting keeps the head of a chunk
 (its signature and docstring). Depth versus breadth is set by ``max_region_lines`` (a cap on one region),
 ``max_regions_per_file`` and ``merge_gap``. The defaults (K=5, B=500, at most 200 lines per region and 2 regions per
-file, merge within 20 lines, fill) are a middle setting chosen on the dev set; ``docs/benchmarks.md`` shows the
-trade-off (one region per file raises HitFile and lowers recall and context efficiency).
+file, merge within 20 lines, fill) are a middle setting chosen on the dev set for BM25 with the ranking priors;
+the learned explorer packs with ``LEARNED_PACK`` (250-line regions, merge within 10 lines,
+:mod:`swe_explore.explore.fusion`). ``docs/benchmarks.md`` shows the trade-off (one region per file raises HitFile
+and lowers recall and context efficiency).
 """
 
 from __future__ import annotations
