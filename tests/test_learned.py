@@ -138,6 +138,14 @@ def test_shipped_model_loads_offline_and_ranks_deterministically(tmp_path: Path)
         if release.is_file():
             listed = {line.split()[0] for line in release.read_text().splitlines() if line and line[0] != "#"}
             assert not {r.lower() for r in model.card["manifest"]["repositories"]} & listed
+        roles = {
+            line.split("\t")[0]: line.split("\t")[2]
+            for line in (ROOT / "docs" / "mined-repos.tsv").read_text().splitlines()
+            if line and not line.startswith("#")
+        }
+        trained = model.card["manifest"]["repositories"]
+        assert trained and all(roles.get(repo) == "train" for repo in trained)  # never an eval bench's repository
+        assert model.card["manifest"]["records"] == sum(len(commits) for commits in trained.values())
     matrix = np.random.default_rng(0).normal(size=(7, len(ensemble.features))).astype(np.float32)
     cols = {f: j for j, f in enumerate(ensemble.features)}
     expected = np.mean([m.score(matrix[:, [cols[f] for f in m.features]]) for m in ensemble.models], axis=0)
