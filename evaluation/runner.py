@@ -6,6 +6,7 @@ Shared by ``scripts/run_baselines.py`` (one explorer) and ``scripts/compare_chun
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import time
@@ -61,12 +62,37 @@ class ConfigMismatchError(ValueError):
 
     :param path: the result file.
     :param instance_id: the first row with another config.
+    :param differences: the differing fields of that row's config, e.g. ``["pack.merge_gap: 20 in the file, 10
+        now"]`` (at most a few are named).
     """
 
-    def __init__(self, path: Path, instance_id: str) -> None:
+    def __init__(self, path: Path, instance_id: str, differences: Sequence[str] = ()) -> None:
+        detail = f": {'; '.join(differences)}" if differences else ""
         super().__init__(
-            f"{path} holds rows of another explorer config (e.g. {instance_id}); use another --out or --overwrite"
+            f"{path} holds rows of another explorer config (e.g. {instance_id}{detail}); "
+            "use another --out or --overwrite"
         )
+
+
+def config_differences(old: Any, new: Any, prefix: str = "", limit: int = 3) -> list[str]:
+    """The fields where two explorer configs (nested JSON dicts) differ, as ``"a.b: X in the file, Y now"``.
+
+    :param old: the config stored in a result row (any JSON value; a missing config is ``None``).
+    :param new: the current explorer's config.
+    :param prefix: dotted path of ``old`` and ``new`` inside the whole config.
+    :param limit: at most this many differences are returned.
+    :return: the differences, in key order.
+    """
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for key in sorted(old.keys() | new.keys()):
+            out += config_differences(old.get(key), new.get(key), f"{prefix}{key}.", limit - len(out))
+            if len(out) >= limit:
+                break
+        return out[:limit]
+    if old == new:
+        return []
+    return [f"{prefix.rstrip('.') or 'explorer_config'}: {json.dumps(old)} in the file, {json.dumps(new)} now"]
 
 
 class ConcurrentRunError(RuntimeError):
@@ -179,9 +205,11 @@ def _run_locked(
     retried = 0
     if out.exists():
         rows = read_rows(out, drop_partial_last=True)
-        other = [r["instance_id"] for r in rows if r.get("explorer_config") != config]
+        other = [r for r in rows if r.get("explorer_config") != config]
         if other:
-            raise ConfigMismatchError(out, other[0])
+            first = other[0]
+            diffs = config_differences(first.get("explorer_config"), config)
+            raise ConfigMismatchError(out, first["instance_id"], diffs)
         kept = [r for r in rows if r.get("outcome", OUTCOME_SUCCESS) == OUTCOME_SUCCESS]
         retried = len(rows) - len(kept)
         if retried or not out.read_bytes().endswith(b"\n"):

@@ -113,8 +113,8 @@ def add_explorer_arguments(
             "--max-region-lines",
             type=int,
             default=None,
-            help=f"cap on one region's lines (default: {pack.max_region_lines}; "
-            f"learned: {LEARNED_PACK.max_region_lines})",
+            help=f"cap on how far one region grows, in lines; two regions of one file that meet are joined and "
+            f"may be longer (default: {pack.max_region_lines}; learned: {LEARNED_PACK.max_region_lines})",
         )
         parser.add_argument(
             "--max-regions-per-file",

@@ -47,7 +47,9 @@ class PackConfig:
 
     :param k: maximum number of regions (top-K, ``>= 1``). SWE-Explore's default K is 5.
     :param budget: maximum total lines over all regions (line budget B, ``>= 1``).
-    :param max_region_lines: cap on the lines of one region; ``None`` means ``budget``.
+    :param max_region_lines: cap on how far one region grows (opening, extending, filling); ``None`` means
+        ``budget``. Two regions of one file that meet (by extension, fill or ``merge_gap``) are joined into one
+        region, which may be longer: the cap bounds growth, not the contiguous lines two regions cover.
     :param max_regions_per_file: cap on the regions opened in one file; ``None`` means ``k``.
         :meth:`plain` gives a config with no caps, no merging gap and no fill.
     :param merge_gap: a chunk within this many lines of a chosen region of its file is merged into it

@@ -59,16 +59,36 @@ def test_run_baselines_writes_one_reference_row_per_instance(tmp_path: Path) -> 
     assert rows["mini__goserver-2"]["metrics"]["hit_file_rate"] == 1.0
 
 
-def test_run_baselines_resumes_and_refuses_a_different_config(tmp_path: Path) -> None:
-    """A second run appends nothing; a run with another K into the same file is refused (exit 2)."""
+def test_run_baselines_resumes_and_refuses_a_different_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second run appends nothing; a run with another K into the same file is refused (exit 2), naming the
+    field that differs."""
     _run(tmp_path)
     out = tmp_path / "rows.jsonl"
     before = out.read_text()
     assert _run(tmp_path)[0] == 0
     assert out.read_text() == before
+    capsys.readouterr()
     with pytest.raises(SystemExit) as exc:
         _run(tmp_path, "--k", "2")
     assert exc.value.code == 2
+    assert "pack.k: 5 in the file, 2 now" in capsys.readouterr().err
+
+
+def test_config_differences_names_nested_fields() -> None:
+    """Differences are dotted paths with both values; a missing config is reported whole; at most `limit`."""
+    from swe_explore.evaluation.runner import config_differences
+
+    old = {"pack": {"k": 5, "merge_gap": 20}, "chunker": {"name": "function"}}
+    new = {"pack": {"k": 5, "merge_gap": 10}, "chunker": {"name": "window"}}
+    assert config_differences(old, new) == [
+        'chunker.name: "function" in the file, "window" now',
+        "pack.merge_gap: 20 in the file, 10 now",
+    ]
+    assert config_differences(old, new, limit=1) == ['chunker.name: "function" in the file, "window" now']
+    assert config_differences(old, old) == []
+    assert config_differences(None, {"k": 1}) == ['explorer_config: null in the file, {"k": 1} now']
 
 
 def test_reference_baseline_runs_through_the_same_script(tmp_path: Path) -> None:
