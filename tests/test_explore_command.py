@@ -59,10 +59,18 @@ def test_default_store_is_the_cache_not_the_working_directory(tmp_path: Path) ->
 
 
 def test_bad_folder_and_empty_issue_are_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A missing folder or an empty issue text exits 2 with a message naming the problem."""
+    """A missing folder, a file, a negative --lines or an empty issue text exits 2 with a message naming the
+    problem."""
     with pytest.raises(SystemExit) as exc:
         _explore([str(tmp_path / "nope"), "x"])
-    assert exc.value.code == 2 and "nope is not a directory" in capsys.readouterr().err
+    assert exc.value.code == 2 and "nope does not exist" in capsys.readouterr().err
+    (tmp_path / "file.txt").write_text("x\n")
+    with pytest.raises(SystemExit) as exc:
+        _explore([str(tmp_path / "file.txt"), "x"])
+    assert exc.value.code == 2 and "file.txt is not a directory" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        _explore([str(GOSERVER), "x", "--lines", "-1"])
+    assert exc.value.code == 2 and "--lines must be >= 0, got -1" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:
         _explore([str(GOSERVER), "   "])
     assert exc.value.code == 2 and "issue text is empty" in capsys.readouterr().err

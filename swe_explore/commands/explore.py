@@ -51,8 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=int, default=3, help="first lines shown per region (default %(default)s)")
     add_explorer_arguments(parser)
     args = parser.parse_args(argv)
+    if not args.path.exists():
+        die(parser, f"{args.path} does not exist")
     if not args.path.is_dir():
         die(parser, f"{args.path} is not a directory")
+    if args.lines < 0:
+        die(parser, f"--lines must be >= 0, got {args.lines}")
     issue = sys.stdin.read() if args.issue == "-" else args.issue
     if not issue.strip():
         die(parser, "the issue text is empty")
