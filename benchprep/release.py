@@ -78,7 +78,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_explore.chunking.languages import TEXT, language_for_path
-from swe_explore.evaluation.bench import iter_jsonl, parse_record
+from swe_explore.evaluation.bench import iter_jsonl, note_first_line, parse_record
 
 PRO_QUERY_MODES: tuple[str, ...] = ("problem", "full")
 """The ``--pro-query`` choices (see the module docstring)."""
@@ -241,12 +241,7 @@ def read_release(path: str | Path) -> list[ReleaseRow]:
     first_line: dict[str, int] = {}
     for line_no, where, data in iter_jsonl(path):
         record = parse_record(data, where, require_query=False)
-        if record.instance_id in first_line:
-            raise ValueError(
-                f"{where}: duplicate instance_id {record.instance_id!r} "
-                f"(first seen on line {first_line[record.instance_id]})"
-            )
-        first_line[record.instance_id] = line_no
+        note_first_line(first_line, record.instance_id, where, line_no)
         rows.append(ReleaseRow(line_no, data))
     return rows
 

@@ -195,6 +195,22 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, str, Any]]:
                 raise ValueError(f"{where}: invalid JSON ({exc.msg} column {exc.colno})") from None
 
 
+def note_first_line(first_line: dict[str, int], instance_id: str, where: str, line_no: int) -> None:
+    """Record the line an ``instance_id`` is first seen on; a second line with it is an error.
+
+    :param first_line: ``{instance_id: line number}`` of the file read so far (updated).
+    :param instance_id: the record's id.
+    :param where: ``"<file>:<line>"`` of the record, for the message.
+    :param line_no: its line number.
+    :raises ValueError: on a duplicate, naming both lines.
+    """
+    if instance_id in first_line:
+        raise ValueError(
+            f"{where}: duplicate instance_id {instance_id!r} (first seen on line {first_line[instance_id]})"
+        )
+    first_line[instance_id] = line_no
+
+
 def load_bench(
     path: str | Path,
     *,
@@ -239,12 +255,7 @@ def load_bench(
                     f"no 'problem_statement' in the record"
                 )
         record = parse_record(data, where, require_query=require_query)
-        if record.instance_id in first_line:
-            raise ValueError(
-                f"{where}: duplicate instance_id {record.instance_id!r} "
-                f"(first seen on line {first_line[record.instance_id]})"
-            )
-        first_line[record.instance_id] = line_no
+        note_first_line(first_line, record.instance_id, where, line_no)
         records.append(record)
     if skip_empty_core:
         records = [r for r in records if r.ground_truth.get("read_core_regions")]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from swe_explore.chunking.registry import make_chunker
 from swe_explore.chunking.types import Chunk, Region
 from swe_explore.chunking.walk import WalkConfig
-from swe_explore.explore.packing import PackConfig, pack
+from swe_explore.explore.packing import LEARNED_PACK, PackConfig, pack
 from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.explore.reference import REFERENCE_EXPLORERS
 from swe_explore.indexes.build import BuildReport, LoadedIndex, ensure_index, open_index
@@ -225,6 +225,16 @@ class ReferenceAdapter:
         return explorer.explore(query, self.k)
 
 
+def default_pack(name: str) -> PackConfig:
+    """An explorer's packer defaults: :data:`~swe_explore.explore.packing.LEARNED_PACK` for ``learned``,
+    ``PackConfig()`` for every other explorer.
+
+    :param name: explorer name.
+    :return: the packer config.
+    """
+    return LEARNED_PACK if name == LEARNED else PackConfig()
+
+
 def make_explorer(
     name: str = LEARNED,
     *,
@@ -253,7 +263,7 @@ def make_explorer(
     :param chunker_options: chunker options (ours only).
     :param retriever_options: retriever options (ours only).
     :param pack: packer parameters; the reference uses only ``pack.k``. Default: ``PackConfig()``, and
-        :data:`~swe_explore.explore.fusion.LEARNED_PACK` for ``learned``.
+        :data:`~swe_explore.explore.packing.LEARNED_PACK` for ``learned`` (:func:`default_pack`).
     :param priors: ranking priors (ours only); default ``RankPriors()``.
     :param store: index store root (ours only); default :func:`default_store`.
     :param top_n: ranked chunks handed to the packer (ours only).
@@ -264,11 +274,7 @@ def make_explorer(
     :return: the explorer.
     :raises ValueError: for an unknown name, listing the valid ones.
     """
-    if pack is None and name == LEARNED:
-        from swe_explore.explore.fusion import LEARNED_PACK
-
-        pack = LEARNED_PACK
-    pack = pack or PackConfig()
+    pack = pack or default_pack(name)
     if k is not None:
         pack = replace(pack, k=k)
     if budget is not None:

@@ -32,7 +32,7 @@ from swe_explore.explore.features import (
     SnapshotIndex,
     candidate_features,
 )
-from swe_explore.explore.packing import PackConfig, files_first, gate_files, pack
+from swe_explore.explore.packing import LEARNED_PACK, PackConfig, files_first, gate_files, pack
 from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.explore.ranker import DEFAULT_MODEL, RankerEnsemble, load_ensemble
 from swe_explore.indexes.build import ensure_index, open_index
@@ -47,13 +47,6 @@ from swe_explore.indexes.store import snapshot_key
 from swe_explore.retrievers.registry import make_retriever
 
 RANKERS = ("learned", "priors")
-
-#: The learned ranker's packer defaults: regions up to 250 lines (not 200) and chunks merged within 10 lines
-#: (not 20) of a region. The learned ranking puts the right chunks of a file next to each other more often than
-#: BM25 with priors does, so it gains from longer regions and loses from the lines a wide merge gap pulls in.
-#: Chosen on dev and confirmed on the 76-instance held-out set and the mined benches (``docs/benchmarks.md``,
-#: "Packer of the learned explorer"). ``ranker="priors"`` keeps :class:`PackConfig`'s defaults.
-LEARNED_PACK = PackConfig(max_region_lines=250, merge_gap=10)
 
 
 def _default_store() -> Path:
@@ -75,8 +68,8 @@ class FusionExplorer:
         (two-stage packing); ``0`` packs the ranking as it is.
     :param file_margin: with the learned ranker, keep only the files whose best chunk scores within this margin
         of the best file's (:func:`~swe_explore.explore.packing.gate_files`; ``None``: every file).
-    :param pack: the packer's parameters (K, B, ...); default :data:`LEARNED_PACK` for the learned ranker,
-        ``PackConfig()`` for ``priors``.
+    :param pack: the packer's parameters (K, B, ...); default
+        :data:`~swe_explore.explore.packing.LEARNED_PACK` for the learned ranker, ``PackConfig()`` for ``priors``.
     :param chunker: chunk strategy (the graph needs ``function``).
     :param potion_model: the Potion model path or id, for models with ``dense`` features.
     :param retrievers: the retrievers to index and load; default ``bm25``, ``tfidf`` and those the model's

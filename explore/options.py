@@ -14,9 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from swe_explore.chunking.registry import CHUNKERS, add_chunker_arguments, chunker_options
-from swe_explore.explore.explorer import LEARNED, IndexedExplorer, ReferenceAdapter, default_store, make_explorer
-from swe_explore.explore.fusion import LEARNED_PACK, FusionExplorer
-from swe_explore.explore.packing import PackConfig
+from swe_explore.explore.explorer import (
+    LEARNED,
+    IndexedExplorer,
+    ReferenceAdapter,
+    default_pack,
+    default_store,
+    make_explorer,
+)
+from swe_explore.explore.fusion import FusionExplorer
+from swe_explore.explore.packing import LEARNED_PACK, PackConfig
 from swe_explore.explore.priors import RankPriors
 from swe_explore.explore.reference import REFERENCE_EXPLORERS
 from swe_explore.retrievers.registry import RETRIEVERS
@@ -40,6 +47,10 @@ def parse_option(text: str) -> tuple[str, Any]:
         if raw.startswith("[") and raw.endswith("]"):
             return key, [item.strip().strip("'\"") for item in raw[1:-1].split(",") if item.strip()]
         return key, raw
+
+
+#: Ranked chunks a single-retriever explorer hands to the packer unless ``--top-n`` says otherwise.
+DEFAULT_TOP_N = 200
 
 
 def add_explorer_arguments(
@@ -134,7 +145,9 @@ def add_explorer_arguments(
             action="store_false",
             help="do not spend the unused budget on context around the regions",
         )
-        parser.add_argument("--top-n", type=int, default=200, help="ranked chunks handed to the packer (>= 1)")
+        parser.add_argument(
+            "--top-n", type=int, default=DEFAULT_TOP_N, help="ranked chunks handed to the packer (>= 1)"
+        )
         parser.add_argument("--no-priors", action="store_true", help="raw retriever ranking (no ranking priors)")
         for name, default in RankPriors().to_dict().items():
             parser.add_argument(
@@ -162,7 +175,7 @@ def pack_config_from_args(args: argparse.Namespace, base: PackConfig | None = No
 
     :param args: parsed arguments.
     :param base: the explorer's packer defaults (default ``PackConfig()``; the learned explorer's are
-        :data:`~swe_explore.explore.fusion.LEARNED_PACK`); flags left unset keep its values.
+        :data:`~swe_explore.explore.packing.LEARNED_PACK`); flags left unset keep its values.
     :return: the packer config.
     :raises ValueError: if a value is out of range.
     """
@@ -194,6 +207,29 @@ def chunker_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+def _chunking_flags(args: argparse.Namespace) -> list[tuple[str, bool]]:
+    """Chunking and retriever options, each with whether it was given (the reference and the learned explorer
+    take none of them)."""
+    return [
+        ("--retriever-option", bool(args.retriever_option)),
+        ("chunker options", bool(chunker_options_from_args(args))),
+        ("--chunker other than function", args.chunker not in (None, "function")),
+    ]
+
+
+def _ranking_flags(args: argparse.Namespace) -> list[tuple[str, bool]]:
+    """The single-retriever ranking options (``--top-n``, the priors), each with whether it was given."""
+    return [
+        ("--top-n", getattr(args, "top_n", DEFAULT_TOP_N) != DEFAULT_TOP_N),
+        ("--no-priors or prior weights", hasattr(args, "no_priors") and priors_from_args(args) != RankPriors()),
+    ]
+
+
+def _given(*flags: tuple[str, bool]) -> list[str]:
+    """The names of the flags that were given."""
+    return [flag for flag, given in flags if given]
+
+
 def explorer_from_args(
     args: argparse.Namespace, retriever: str | None = None
 ) -> IndexedExplorer | ReferenceAdapter | FusionExplorer:
@@ -206,40 +242,22 @@ def explorer_from_args(
     """
     name = retriever or args.retriever
     if name in REFERENCE_EXPLORERS:
-        default_pack = PackConfig()
-        ignored = [
-            flag
-            for flag, given in (
-                ("--retriever-option", args.retriever_option),
-                ("chunker options", chunker_options_from_args(args)),
-                ("--chunker other than function", args.chunker not in (None, "function")),
-                ("--budget", args.budget != default_pack.budget),
-                ("--max-region-lines", args.max_region_lines is not None),
-                ("--max-regions-per-file", args.max_regions_per_file is not None),
-                ("--merge-gap", args.merge_gap is not None),
-                ("--no-fill", not args.fill),
-                ("--top-n", args.top_n != 200),
-                ("--no-priors or prior weights", priors_from_args(args) != RankPriors()),
-            )
-            if given
-        ]
+        ignored = _given(
+            *_chunking_flags(args),
+            ("--budget", args.budget != PackConfig().budget),
+            ("--max-region-lines", args.max_region_lines is not None),
+            ("--max-regions-per-file", args.max_regions_per_file is not None),
+            ("--merge-gap", args.merge_gap is not None),
+            ("--no-fill", not args.fill),
+            *_ranking_flags(args),
+        )
         if ignored:
             raise ValueError(
                 f"{name} is the reference baseline as specified (80/20 windows, raw top-K, no line "
                 f"budget); it takes only --k and --model, not {', '.join(ignored)}"
             )
     if name == LEARNED:
-        given = [
-            flag
-            for flag, used in (
-                ("--retriever-option", args.retriever_option),
-                ("chunker options", chunker_options_from_args(args)),
-                ("--chunker other than function", args.chunker not in (None, "function")),
-                ("--top-n", getattr(args, "top_n", 200) != 200),
-                ("--no-priors or prior weights", hasattr(args, "no_priors") and priors_from_args(args) != RankPriors()),
-            )
-            if used
-        ]
+        given = _given(*_chunking_flags(args), *_ranking_flags(args))
         if given:
             raise ValueError(
                 f"{LEARNED} ranks with its trained model over function chunks (its features and candidates are "
@@ -254,7 +272,7 @@ def explorer_from_args(
         chunker=args.chunker,
         chunker_options=chunker_options_from_args(args),
         retriever_options=dict(args.retriever_option),
-        pack=pack_config_from_args(args, LEARNED_PACK if name == LEARNED else None),
+        pack=pack_config_from_args(args, default_pack(name)),
         priors=priors_from_args(args),
         store=args.store,
         top_n=args.top_n,

@@ -234,9 +234,8 @@ def test_packer_defaults_depend_on_the_ranker(tmp_path: Path) -> None:
     ``priors`` ranker and the reference keep PackConfig's (200, 20); a flag given on the command line wins."""
     import argparse
 
-    from swe_explore.explore.fusion import LEARNED_PACK
     from swe_explore.explore.options import add_explorer_arguments, explorer_from_args
-    from swe_explore.explore.packing import PackConfig
+    from swe_explore.explore.packing import LEARNED_PACK, PackConfig
 
     assert (LEARNED_PACK.max_region_lines, LEARNED_PACK.merge_gap, LEARNED_PACK.max_regions_per_file) == (250, 10, 2)
     assert (PackConfig().max_region_lines, PackConfig().merge_gap) == (200, 20)
