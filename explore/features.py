@@ -22,7 +22,7 @@ treats as missing):
 - ``dense``: the same for Potion (present only when the snapshot has a Potion index);
 - ``mentions``: the ten chunk features of :class:`~swe_explore.explore.mentions.ResolvedMentions` and the file's
   ``mention_score``;
-- ``graph``: :func:`~swe_explore.indexes.graph.graph_features` of the expansion (hop distances per direction,
+- ``graph``: :func:`~swe_explore.explore.graph_features.graph_features` of the expansion (hop distances per direction,
   degrees, name ambiguity);
 - ``structure``: chunk size, kind, position in the file, file size, test/doc/auxiliary path flags, path depth,
   how much of the chunk's symbol and path the issue's words cover, the issue's length.
@@ -42,11 +42,13 @@ from typing import Any
 import numpy as np
 
 from swe_explore.chunking.types import Chunk
+from swe_explore.explore.graph_features import FEATURE_NAMES as GRAPH_FEATURES
+from swe_explore.explore.graph_features import graph_features
 from swe_explore.explore.mentions import FEATURE_NAMES as MENTION_FEATURES
 from swe_explore.explore.mentions import MentionIndex, extract_mentions
 from swe_explore.explore.priors import RankPriors, apply_priors
-from swe_explore.indexes.graph import FEATURE_NAMES as GRAPH_FEATURES
-from swe_explore.indexes.graph import SymbolGraph, expand, graph_features
+from swe_explore.indexes.graph import SymbolGraph
+from swe_explore.indexes.graph_expand import expand
 from swe_explore.retrievers.base import Hit, Retriever
 
 #: Retrievers whose scores are features, in feature order; ``potion`` only when indexed.

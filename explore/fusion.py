@@ -36,13 +36,8 @@ from swe_explore.explore.packing import LEARNED_PACK, PackConfig, files_first, g
 from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.explore.ranker import DEFAULT_MODEL, RankerEnsemble, load_ensemble
 from swe_explore.indexes.build import ensure_index, open_index
-from swe_explore.indexes.graph import (
-    CorruptGraphError,
-    chunks_fingerprint,
-    ensure_graph,
-    graph_dir_for,
-    open_graph,
-)
+from swe_explore.indexes.graph import CorruptGraphError, chunks_fingerprint
+from swe_explore.indexes.graph_store import ensure_graph, graph_dir_for, open_graph
 from swe_explore.indexes.store import snapshot_key
 from swe_explore.retrievers.registry import make_retriever
 

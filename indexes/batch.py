@@ -31,7 +31,7 @@ from typing import Any
 from swe_explore.chunking.registry import make_chunker
 from swe_explore.chunking.walk import WalkConfig
 from swe_explore.indexes.build import ensure_index
-from swe_explore.indexes.graph import ensure_graph
+from swe_explore.indexes.graph_store import ensure_graph
 from swe_explore.retrievers.registry import make_retriever
 
 #: Joblib backends offered by the scripts; ``dask`` needs ``pip install 'swe-explore-baselines[dask]'``.
@@ -49,7 +49,7 @@ class IndexJob:
     :param rebuild: rebuild even up-to-date or corrupt indexes.
     :param reuse: take what each file contributes from the store's content-addressed cache
         (:func:`~indexes.build.ensure_index`'s ``reuse``).
-    :param graph: also build the symbol graph next to the chunk table (:func:`~indexes.graph.ensure_graph`;
+    :param graph: also build the symbol graph next to the chunk table (:func:`~indexes.graph_store.ensure_graph`;
         what the learned explorer reads).
     """
 

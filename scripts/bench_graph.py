@@ -9,15 +9,15 @@ For every snapshot (default: ``psf__requests-1142``, ``pylint-dev__pylint-7080``
 under ``--repos``, default ``repos/dev``), in one process: one warm-up round (grammars loaded, caches filled),
 then ``--repeats`` rounds, each timing first the index build of today — :func:`chunking.walk.walk_snapshot`,
 :func:`chunking.registry.chunk_files` with the ``function`` chunker and ``make_retriever("bm25").build(chunks)``
-— and then :func:`indexes.graph.build_graph` on the same files and chunks, so both sides meet the same load from
+— and then :func:`indexes.graph_build.build_graph` on the same files and chunks, so both sides meet the same load from
 other processes. Printed per snapshot (Markdown): files, lines, chunks, the median seconds of each step, the
 median of the per-round ratios ``graph / (walk + chunk + BM25)`` (the budget is 0.30), the node and edge counts
-(:meth:`indexes.graph.SymbolGraph.counts`), the time of one :func:`indexes.graph.expand` from the first 10 chunks
+(:meth:`indexes.graph.SymbolGraph.counts`), the time of one :func:`indexes.graph_expand.expand` from the first 10 chunks
 that define a symbol (``hops=2, max_nodes=200``) and of :meth:`~indexes.graph.SymbolGraph.save` /
 :meth:`~indexes.graph.SymbolGraph.load` into a temporary directory, with the saved size.
 
-``--compare-treesitter`` also measures how far the regex identifiers of :func:`indexes.graph.build_graph`
-(comments and strings blanked by :func:`indexes.graph.code_text`, no second parse) are from the parse tree: the
+``--compare-treesitter`` also measures how far the regex identifiers of :func:`indexes.graph_build.build_graph`
+(comments and strings blanked by :func:`indexes.graph_build.code_text`, no second parse) are from the parse tree: the
 graph is built again from chunk texts whose comment and string nodes (tree-sitter node types containing
 ``comment`` or ``string``) are blanked, and the reference edges of the two graphs are compared, with the time
 the parse and masking took. This is a measurement, not part of the graph.
@@ -42,7 +42,9 @@ from swe_explore.chunking.languages import get_parser, get_spec
 from swe_explore.chunking.registry import chunk_files, make_chunker
 from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.walk import walk_snapshot
-from swe_explore.indexes.graph import SymbolGraph, build_graph, expand
+from swe_explore.indexes.graph import SymbolGraph
+from swe_explore.indexes.graph_build import build_graph
+from swe_explore.indexes.graph_expand import expand
 from swe_explore.retrievers.registry import make_retriever
 
 ROOT = Path(__file__).resolve().parents[1]

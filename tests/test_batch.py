@@ -174,7 +174,7 @@ def test_parallel_workers_sharing_the_cache_build_the_same_indexes(
 def test_graph_is_built_with_the_index_and_reused_after(tmp_path: Path) -> None:
     """With ``graph=True`` each snapshot's symbol graph is built next to its chunk table, then reused."""
     from swe_explore.indexes.batch import index_one
-    from swe_explore.indexes.graph import open_graph
+    from swe_explore.indexes.graph_store import open_graph
 
     job = IndexJob(retrievers=(("bm25", {}), ("tfidf", {})), graph=True)
     snapshot = MINI_REPOS / "mini__pyshop-1"

@@ -15,20 +15,11 @@ import pytest
 from swe_explore.chunking.registry import chunk_files, make_chunker
 from swe_explore.chunking.types import Chunk
 from swe_explore.chunking.walk import walk_snapshot
-from swe_explore.indexes.graph import (
-    FEATURE_NAMES,
-    MAX_DEFINITION_SITES,
-    CorruptGraphError,
-    Csr,
-    ExpansionInfo,
-    SymbolGraph,
-    build_graph,
-    chunks_fingerprint,
-    code_text,
-    expand,
-    graph_features,
-    import_targets,
-)
+from swe_explore.explore.graph_features import FEATURE_NAMES, graph_features
+from swe_explore.indexes.graph import CorruptGraphError, Csr, SymbolGraph, chunks_fingerprint
+from swe_explore.indexes.graph_build import MAX_DEFINITION_SITES, build_graph, code_text
+from swe_explore.indexes.graph_expand import ExpansionInfo, expand
+from swe_explore.indexes.graph_imports import import_targets
 from swe_explore.indexes.store import ChunkTable
 
 Edges = set[tuple[str, str]]

@@ -1,0 +1,113 @@
+"""The symbol graph kept in the index store, next to the chunk table it was built from.
+
+:func:`ensure_graph` builds and saves a snapshot's graph unless a graph of the current chunk table is stored;
+:func:`open_graph` loads it and checks that it belongs to that table; :func:`graph_dir_for` says where it lives.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from swe_explore.indexes.graph import GRAPH_JSON, CorruptGraphError, SymbolGraph
+from swe_explore.indexes.graph_build import build_graph
+
+__all__ = ["GRAPH_DIR", "ensure_graph", "graph_dir_for", "open_graph"]
+
+GRAPH_DIR = "graph"
+
+
+def graph_dir_for(store: Path, snapshot: str, chunker: Any, walk_config: Any) -> Path:
+    """Where a snapshot's graph is stored: ``<store>/<snapshot>/<chunker>-<hash8>/graph``.
+
+    :param store: index store root.
+    :param snapshot: the snapshot's name in the store.
+    :param chunker: the chunk strategy (the graph is built from its chunks).
+    :param walk_config: the walking rules.
+    :return: the directory (not checked).
+    """
+    from swe_explore.indexes.build import chunk_dir_for
+
+    return chunk_dir_for(store, snapshot, chunker, walk_config) / GRAPH_DIR
+
+
+def _stored_fingerprint(directory: Path) -> str | None:
+    try:
+        value = json.loads((directory / GRAPH_JSON).read_text(encoding="utf-8")).get("fingerprint")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def ensure_graph(
+    snapshot_dir: Path,
+    store: Path,
+    chunker: Any,
+    walk_config: Any = None,
+    rebuild: bool = False,
+    snapshot_name: str | None = None,
+) -> bool:
+    """Build and save the snapshot's graph next to its chunk table unless a graph of that table is there.
+
+    Call after :func:`swe_explore.indexes.build.ensure_index` with the same chunker: the graph is built from the
+    chunk table's chunks (texts cut from the walked files) and records the table's fingerprint, so a rebuilt
+    table makes the graph stale and it is rebuilt. The directory is written atomically.
+
+    :param snapshot_dir: the snapshot.
+    :param store: index store root.
+    :param chunker: the chunk strategy of the index.
+    :param walk_config: the walking rules (default ``WalkConfig()``).
+    :param rebuild: rebuild even when current.
+    :param snapshot_name: the snapshot's name in the store (default: the directory name).
+    :return: whether the graph was built (``False``: reused).
+    :raises FileNotFoundError: if the chunk table was never built.
+    :raises CorruptIndexError: if the chunk table is broken.
+    """
+    from swe_explore.chunking.walk import WalkConfig, walk_snapshot
+    from swe_explore.indexes.build import chunk_dir_for, chunks_with_text
+    from swe_explore.indexes.files import MANIFEST, read_json
+    from swe_explore.indexes.store import ChunkTable, atomic_directory
+
+    walk_config = walk_config or WalkConfig()
+    cdir = chunk_dir_for(store, snapshot_name or Path(snapshot_dir).name, chunker, walk_config)
+    if not (cdir / MANIFEST).is_file():
+        raise FileNotFoundError(f"no chunk table at {cdir}; build the index first (ensure_index)")
+    manifest = read_json(cdir / MANIFEST)
+    table = ChunkTable.load(cdir, manifest["counts"]["chunks"], manifest.get("files"))
+    gdir = cdir / GRAPH_DIR
+    if not rebuild and _stored_fingerprint(gdir) == table.fingerprint():
+        return False
+    files, _ = walk_snapshot(snapshot_dir, walk_config)
+    graph = build_graph(files, chunks_with_text(table, files))
+    with atomic_directory(gdir) as tmp:
+        graph.save(tmp)
+    return True
+
+
+def open_graph(
+    snapshot_dir: Path, store: Path, chunker: Any, walk_config: Any = None, snapshot_name: str | None = None
+) -> SymbolGraph:
+    """Load a snapshot's graph and check that it belongs to the stored chunk table.
+
+    :param snapshot_dir: the snapshot (only its name is used unless ``snapshot_name`` is given).
+    :param store: index store root.
+    :param chunker: the chunk strategy of the index.
+    :param walk_config: the walking rules (default ``WalkConfig()``).
+    :param snapshot_name: the snapshot's name in the store.
+    :return: the graph.
+    :raises FileNotFoundError: if the graph was never built.
+    :raises CorruptGraphError: if a file is broken or the graph was built from another chunk table.
+    """
+    from swe_explore.chunking.walk import WalkConfig
+    from swe_explore.indexes.files import MANIFEST, read_json
+
+    walk_config = walk_config or WalkConfig()
+    gdir = graph_dir_for(store, snapshot_name or Path(snapshot_dir).name, chunker, walk_config)
+    if not (gdir / GRAPH_JSON).is_file():
+        raise FileNotFoundError(f"no symbol graph at {gdir}; build it with ensure_graph (or scripts/index_repos.py)")
+    graph = SymbolGraph.load(gdir)
+    table_files = read_json(gdir.parent / MANIFEST).get("counts", {})
+    if graph.n_chunks != table_files.get("chunks", graph.n_chunks):
+        raise CorruptGraphError(gdir / GRAPH_JSON, "built from another chunk table (stale graph); rebuild it")
+    return graph
