@@ -20,8 +20,8 @@ treats as missing):
   the retriever's top 50; the BM25 score after the hand-set ranking priors (:mod:`swe_explore.explore.priors`)
   and its rank (today's default ranking, so the model starts from it);
 - ``dense``: the same for Potion (present only when the snapshot has a Potion index);
-- ``mentions``: the ten chunk features of :class:`~swe_explore.explore.mentions.ResolvedMentions` and the file's
-  ``mention_score``;
+- ``mentions``: the ten chunk features of :class:`~swe_explore.explore.mention_resolution.ResolvedMentions` and the
+  file's ``mention_score``;
 - ``graph``: :func:`~swe_explore.indexes.graph.graph_features` of the expansion (hop distances per direction,
   degrees, name ambiguity);
 - ``structure``: chunk size, kind, position in the file, file size, test/doc/auxiliary path flags, path depth,
@@ -42,8 +42,9 @@ from typing import Any
 import numpy as np
 
 from swe_explore.chunking.types import Chunk
-from swe_explore.explore.mentions import FEATURE_NAMES as MENTION_FEATURES
-from swe_explore.explore.mentions import MentionIndex, extract_mentions
+from swe_explore.explore.mention_resolution import FEATURE_NAMES as MENTION_FEATURES
+from swe_explore.explore.mention_resolution import MentionIndex
+from swe_explore.explore.mentions import extract_mentions
 from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.indexes.graph import FEATURE_NAMES as GRAPH_FEATURES
 from swe_explore.indexes.graph import SymbolGraph, expand, graph_features
