@@ -20,8 +20,8 @@ treats as missing):
   the retriever's top 50; the BM25 score after the hand-set ranking priors (:mod:`swe_explore.explore.priors`)
   and its rank (today's default ranking, so the model starts from it);
 - ``dense``: the same for Potion (present only when the snapshot has a Potion index);
-- ``mentions``: the ten chunk features of :class:`~swe_explore.explore.mentions.ResolvedMentions` and the file's
-  ``mention_score``;
+- ``mentions``: the ten chunk features of :class:`~swe_explore.explore.mention_resolution.ResolvedMentions` and the
+  file's ``mention_score``;
 - ``graph``: :func:`~swe_explore.explore.graph_features.graph_features` of the expansion (hop distances per direction,
   degrees, name ambiguity);
 - ``structure``: chunk size, kind, position in the file, file size, test/doc/auxiliary path flags, path depth,
@@ -44,8 +44,9 @@ import numpy as np
 from swe_explore.chunking.types import Chunk
 from swe_explore.explore.graph_features import FEATURE_NAMES as GRAPH_FEATURES
 from swe_explore.explore.graph_features import graph_features
-from swe_explore.explore.mentions import FEATURE_NAMES as MENTION_FEATURES
-from swe_explore.explore.mentions import MentionIndex, extract_mentions
+from swe_explore.explore.mention_resolution import FEATURE_NAMES as MENTION_FEATURES
+from swe_explore.explore.mention_resolution import MentionIndex, ResolvedMentions
+from swe_explore.explore.mentions import extract_mentions
 from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.indexes.graph import SymbolGraph
 from swe_explore.indexes.graph_expand import expand
@@ -268,10 +269,7 @@ def candidate_features(query: str, index: SnapshotIndex, config: CandidateConfig
     :return: the candidates (possibly none) and their feature matrix.
     :raises ValueError: for an unknown feature name, or a ``potion`` feature without a Potion retriever.
     """
-    known = {n for group in FEATURE_GROUPS.values() for n in group}
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise ValueError(f"unknown feature(s) {unknown[:5]}")
+    _check_names(names)
     chunks = index.chunks
     n_chunks = len(chunks)
     paths, chunk_file = index.chunk_files
@@ -328,21 +326,10 @@ def candidate_features(query: str, index: SnapshotIndex, config: CandidateConfig
     for name, r in retrieval.items():
         for fname, col in zip(_retriever_features(name), r.columns(ids, chunk_file)):
             columns[fname] = col
-    priors_rank = {h.index: rank for rank, h in enumerate(priors_hits, start=1)}
-    top_prior = priors_hits[0].score if priors_hits and priors_hits[0].score > 0 else 1.0
-    prior_score = {h.index: h.score / top_prior for h in priors_hits}
     id_list: list[int] = ids.tolist()
-    columns["priors_rel"] = np.array([prior_score.get(i, 0.0) for i in id_list])
-    columns["priors_log_rank"] = np.array(
-        [math.log2(priors_rank[i] + 1) if i in priors_rank else np.nan for i in id_list]
-    )
+    columns.update(_priors_columns(priors_hits, id_list))
     if resolved is not None:
-        rows = [resolved.chunk_features(i) for i in id_list]
-        for fname in MENTION_FEATURES:
-            columns[fname] = np.array([r[fname] for r in rows])
-        columns["file_mention_score"] = np.array(
-            [resolved.file_features(chunks[i].path)["mention_score"] for i in id_list]
-        )
+        columns.update(_mention_columns(resolved, chunks, id_list))
     if any(n.startswith("graph_") for n in names):
         gf = (
             graph_features(index.graph, {i: reached[i] for i in id_list if i in reached})
@@ -361,6 +348,35 @@ def candidate_features(query: str, index: SnapshotIndex, config: CandidateConfig
             matrix[:, j] = columns[fname]
     sources = np.fromiter(source.values(), dtype=np.uint8, count=len(source))
     return Candidates(ids, matrix, tuple(names), sources)
+
+
+def _check_names(names: Sequence[str]) -> None:
+    """Raise ``ValueError`` naming the first (at most five) names that no :data:`FEATURE_GROUPS` group holds."""
+    known = {n for group in FEATURE_GROUPS.values() for n in group}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown feature(s) {unknown[:5]}")
+
+
+def _priors_columns(priors_hits: Sequence[Hit], id_list: Sequence[int]) -> dict[str, np.ndarray]:
+    """The ``priors_rel`` and ``priors_log_rank`` columns for the candidates ``id_list``."""
+    priors_rank = {h.index: rank for rank, h in enumerate(priors_hits, start=1)}
+    top_prior = priors_hits[0].score if priors_hits and priors_hits[0].score > 0 else 1.0
+    prior_score = {h.index: h.score / top_prior for h in priors_hits}
+    return {
+        "priors_rel": np.array([prior_score.get(i, 0.0) for i in id_list]),
+        "priors_log_rank": np.array([math.log2(priors_rank[i] + 1) if i in priors_rank else np.nan for i in id_list]),
+    }
+
+
+def _mention_columns(
+    resolved: ResolvedMentions, chunks: Sequence[Chunk], id_list: Sequence[int]
+) -> dict[str, np.ndarray]:
+    """The ``mentions`` group's columns for the candidates ``id_list``."""
+    rows = [resolved.chunk_features(i) for i in id_list]
+    columns = {fname: np.array([r[fname] for r in rows]) for fname in MENTION_FEATURES}
+    columns["file_mention_score"] = np.array([resolved.file_features(chunks[i].path)["mention_score"] for i in id_list])
+    return columns
 
 
 def _structure(

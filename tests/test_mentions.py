@@ -8,16 +8,8 @@ from __future__ import annotations
 import pytest
 
 from swe_explore.chunking.types import Chunk
-from swe_explore.explore.mentions import (
-    FEATURE_NAMES,
-    FEATURE_STRENGTH,
-    IssueMentions,
-    Mention,
-    MentionIndex,
-    extract_mentions,
-    name_parts,
-    resolve_mentions,
-)
+from swe_explore.explore.mention_resolution import FEATURE_NAMES, FEATURE_STRENGTH, MentionIndex, resolve_mentions
+from swe_explore.explore.mentions import IssueMentions, Mention, extract_mentions, name_parts
 
 
 def _frames(text: str) -> list[tuple[str, int | None, str]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -532,6 +533,21 @@ def _literal_metrics(preds: list[tuple[str, int, int]], g: dict[str, Any], count
     m["weighted_core_coverage"] = ws / wt if core and wt > 0 else 0.0
     m["context_efficiency"] = len(P & (C | OPT)) / len(P) if P else 0.0
     m["optional_coverage"] = len(P & OPT) / len(OPT) if OPT else 0.0
+    m.update(_literal_ranked_metrics(preds, res, C, M, bool(core)))
+    return m
+
+
+def _literal_ranked_metrics(
+    preds: list[tuple[str, int, int]],
+    res: Callable[[str, int, int], tuple[int, int] | None],
+    C: set[tuple[str, int]],
+    M: set[str],
+    has_core: bool,
+) -> dict[str, float]:
+    """The spec's ranked metrics (nDCG@B, recall@B, first useful hit) for :func:`_literal_metrics`: ``res``
+    resolves a region to 1-based lines, ``C`` holds the core (path, line) pairs and ``M`` the main files."""
+    n = len(preds)
+    m: dict[str, float] = {}
     gains, lcs = [], []
     for p, s, e in preds:
         r = res(p, s, e)
@@ -559,7 +575,7 @@ def _literal_metrics(preds: list[tuple[str, int, int]], g: dict[str, Any], count
         ideal = sorted(zip(gains, lcs), key=lambda t: t[0] / max(t[1], 1), reverse=True)
         idcg = dcg([t[0] for t in ideal], [t[1] for t in ideal], b)
         d = dcg(gains, lcs, b)
-        m[f"ndcg_at_{b}"] = min(d / idcg, 1.0) if core and preds and idcg > 0 else 0.0
+        m[f"ndcg_at_{b}"] = min(d / idcg, 1.0) if has_core and preds and idcg > 0 else 0.0
         covered, used = set(), 0
         for p, s, e in preds:
             r = res(p, s, e)

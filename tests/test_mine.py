@@ -12,19 +12,14 @@ from typing import Any
 import pytest
 
 from swe_explore.benchprep import mine as mine_module
-from swe_explore.benchprep.mine import (
-    Git,
-    MineConfig,
-    git_line_count,
-    instance_id,
+from swe_explore.benchprep.git import Git, git_line_count, repo_from_url
+from swe_explore.benchprep.mine import MineConfig, instance_id, list_candidates, mine
+from swe_explore.benchprep.mine_rules import (
     is_test_path,
     is_vendored_or_generated,
-    list_candidates,
     majority_language,
     message_rejection,
-    mine,
     regions_outside,
-    repo_from_url,
     strip_trailers,
 )
 from swe_explore.chunking.lines import count_lines
@@ -497,7 +492,8 @@ def test_allow_switches_optional_rules_off(history: dict[str, Any], full_run: An
 def test_a_commit_whose_objects_the_mirror_lacks_is_rejected_not_fatal(tmp_path: Path) -> None:
     """A git failure on one commit (a blob missing from a partial mirror) rejects that commit as
     ``missing_object``; the run goes on."""
-    from swe_explore.benchprep.mine import GitError, Miner
+    from swe_explore.benchprep.git import GitError
+    from swe_explore.benchprep.mine import Miner
 
     class Broken:
         def run(self, *args: str, **kwargs: object) -> bytes:

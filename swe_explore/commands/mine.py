@@ -26,15 +26,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from swe_explore.benchprep.mine import (
-    OPTIONAL_RULES,
-    REJECTION_REASONS,
-    GitError,
-    MineConfig,
-    MineReport,
-    mine,
-    write_outputs,
-)
+from swe_explore.benchprep.git import GitError
+from swe_explore.benchprep.mine import MineConfig, MineReport, mine, write_outputs
+from swe_explore.benchprep.mine_rules import OPTIONAL_RULES, REJECTION_REASONS
 from swe_explore.evaluation.cli import die
 
 
