@@ -88,10 +88,10 @@ def check_explorer_options(name: str, given: Iterable[str] | Mapping[str, str]) 
         names the option(s) and the explorer.
     """
     labels = dict(given) if isinstance(given, Mapping) else {option: option for option in given}
-    refused = [labels[o] for o in OPTION_KINDS if o in labels and not takes_option(name, o)]
     unknown = sorted(set(labels) - set(OPTION_KINDS))
     if unknown:
         raise ValueError(f"unknown explorer option(s) {unknown}; valid: {', '.join(OPTION_KINDS)}")
+    refused = [labels[o] for o in OPTION_KINDS if o in labels and not takes_option(name, o)]
     if not refused:
         return
     text = ", ".join(refused)
