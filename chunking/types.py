@@ -1,5 +1,6 @@
 """The types every stage shares: :class:`Chunk` (what an index holds), :class:`Region` (what an explorer returns
-and the evaluator scores) and :class:`SourceFile` (a walked file)."""
+and the evaluator scores), :class:`ScoredChunk` (one entry of an explorer's ranking), :class:`ScoredRegion` (a
+region with its score and, on request, its text) and :class:`SourceFile` (a walked file)."""
 
 from __future__ import annotations
 
@@ -133,3 +134,38 @@ class SourceFile:
     def text(self) -> str:
         """The file's lines joined with ``"\\n"`` (what the chunkers parse)."""
         return "\n".join(self.lines)
+
+
+class ScoredChunk(NamedTuple):
+    """One entry of an explorer's ranking (``rank()``): a chunk and its score, higher is better.
+
+    :param chunk: the ranked chunk (chunks of a persisted index carry no text).
+    :param score: the explorer's score: the retriever's (after the ranking priors) or the learned ranker's.
+    """
+
+    chunk: Chunk
+    score: float
+
+
+class ScoredRegion(NamedTuple):
+    """A region an explorer returns, with the score of the best-ranked chunk it contains and optionally its text.
+
+    Lines are 1-based and inclusive, as in :class:`Region`; :attr:`region` drops the score and the text.
+
+    :param path: repo-relative POSIX path.
+    :param start: first line, 1-based.
+    :param end: last line, inclusive.
+    :param score: the score of the best-ranked chunk in the region (see :class:`ScoredChunk`).
+    :param text: the snapshot's lines ``start..end`` joined with ``"\\n"``, or ``None`` when not requested.
+    """
+
+    path: str
+    start: int
+    end: int
+    score: float
+    text: str | None = None
+
+    @property
+    def region(self) -> Region:
+        """The region without score and text."""
+        return Region(self.path, self.start, self.end)

@@ -12,48 +12,40 @@ or ``reference_bm25``, ``reference_tfidf``, ``reference_potion``.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swe_explore.chunking.registry import make_chunker
-from swe_explore.chunking.types import Chunk, Region
+from swe_explore.chunking.types import Region, ScoredChunk, ScoredRegion
 from swe_explore.chunking.walk import WalkConfig
-from swe_explore.explore.packing import LEARNED_PACK, PackConfig, pack
+from swe_explore.explore.config import (
+    DEFAULT_TOP_N,
+    EMBEDDING_RETRIEVERS,
+    LEARNED,
+    check_explorer_options,
+    default_pack,
+    explorer_kind,
+)
+from swe_explore.explore.packing import PackConfig, add_text, pack_scored
 from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.explore.reference import REFERENCE_EXPLORERS
 from swe_explore.indexes.build import BuildReport, LoadedIndex, ensure_index, open_index
-from swe_explore.indexes.store import snapshot_key
-from swe_explore.retrievers.registry import RETRIEVERS, make_retriever
+from swe_explore.indexes.store import LastLoaded, default_store, snapshot_key
+from swe_explore.retrievers.registry import make_retriever
 
 if TYPE_CHECKING:
     from swe_explore.explore.fusion import FusionExplorer
 
-#: The name of the fusion explorer with the learned ranker in :func:`make_explorer` and ``--retriever``.
-LEARNED = "learned"
-#: Environment variable that overrides the default index store.
-STORE_ENV_VAR = "SWE_EXPLORE_STORE"
-
-
-def default_store() -> Path:
-    """Where indexes are saved unless a store is given: ``$SWE_EXPLORE_STORE``, else the user cache directory.
-
-    The cache directory is the platform's (``platformdirs.user_cache_dir``: ``$XDG_CACHE_HOME`` or
-    ``~/.cache/swe-explore-baselines/indexes`` on Linux, ``~/Library/Caches/...`` on macOS), so nothing is
-    written into the working directory unless asked (``--store DIR``).
-
-    :return: the store root (not created here).
-    """
-    override = os.environ.get(STORE_ENV_VAR)
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("swe-explore-baselines", appauthor=False)) / "indexes"
-
-
-#: Retrievers that take a ``model`` option.
-EMBEDDING_RETRIEVERS = ("potion", "faiss", "hybrid")
+__all__ = [
+    "EMBEDDING_RETRIEVERS",
+    "LEARNED",
+    "IndexedExplorer",
+    "ReferenceAdapter",
+    "make_explorer",
+    "resolve_model_path",
+]
 
 
 def resolve_model_path(model: str | None) -> str | None:
@@ -92,7 +84,7 @@ class IndexedExplorer:
     priors: RankPriors = field(default_factory=RankPriors)
     store: Path = field(default_factory=default_store)
     walk: WalkConfig = field(default_factory=WalkConfig)
-    top_n: int = 200
+    top_n: int = DEFAULT_TOP_N
     rebuild: bool = False
 
     def __post_init__(self) -> None:
@@ -103,7 +95,7 @@ class IndexedExplorer:
         self._chunker = make_chunker(self.chunker, **self.chunker_options)
         make_retriever(self.retriever, **self.retriever_options)  # validate name and options now
         self._rebuilt: set[Path] = set()
-        self._loaded: tuple[Path, str | None, Any] | None = None  # the last loaded index
+        self._loaded: LastLoaded[LoadedIndex] = LastLoaded()
 
     @property
     def name(self) -> str:
@@ -142,39 +134,49 @@ class IndexedExplorer:
         )
 
     def load(self, snapshot_dir: str | Path, snapshot_name: str | None = None) -> LoadedIndex:
-        """The snapshot's index, built if needed and loaded; the last one loaded is kept in memory.
-
-        Consecutive queries on one snapshot reuse the loaded index (the snapshot is assumed not to change
-        within one process), so only the first pays for the freshness check and the load.
+        """The snapshot's index, built if needed and loaded; the last one loaded is kept in memory
+        (:class:`~swe_explore.indexes.store.LastLoaded`).
 
         :param snapshot_dir: the snapshot.
         :param snapshot_name: its name in the store.
         :return: the loaded index (chunks, file line counts, retriever).
         """
-        snapshot_name = snapshot_name or snapshot_key(snapshot_dir)
-        key = (Path(snapshot_dir).resolve(), snapshot_name)
-        if self._loaded is None or self._loaded[:2] != key:
-            self.index(snapshot_dir, snapshot_name)
-            index = open_index(
-                Path(snapshot_dir), self.store, self._chunker, self._new_retriever(), self.walk, snapshot_name
-            )
-            self._loaded = (*key, index)
-        return self._loaded[2]
+        name = snapshot_name or snapshot_key(snapshot_dir)
 
-    def rank(
-        self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None
-    ) -> tuple[list[Chunk], LoadedIndex]:
-        """Ranked chunks (best first, at most ``top_n``) and the loaded index.
+        def load() -> LoadedIndex:
+            self.index(snapshot_dir, name)
+            return open_index(Path(snapshot_dir), self.store, self._chunker, self._new_retriever(), self.walk, name)
+
+        return self._loaded.get(snapshot_dir, name, load)
+
+    def rank(self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None) -> list[ScoredChunk]:
+        """The ranking the packer reads: at most ``top_n`` scored chunks, best first (the explorers' one
+        ``rank()`` contract; chunks of a loaded index carry no text).
 
         :param snapshot_dir: the snapshot.
-        :param query: issue text.
+        :param query: issue text; an empty query gives ``[]``.
         :param snapshot_name: its name in the store.
-        :return: ``(ranked chunks, LoadedIndex)``.
+        :return: the chunks with the retriever's scores after the ranking priors.
         """
         index = self.load(snapshot_dir, snapshot_name)
         hits = index.retriever.search(query, self.top_n) if query.strip() else []
         hits = apply_priors(query, index.chunks, hits, self.priors)
-        return [index.chunks[h.index] for h in hits], index
+        return [ScoredChunk(index.chunks[h.index], float(h.score)) for h in hits]
+
+    def explore_scored(
+        self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None, with_text: bool = False
+    ) -> list[ScoredRegion]:
+        """:meth:`explore` with each region's score (that of its best-ranked chunk) and, on request, its text.
+
+        :param snapshot_dir: the snapshot.
+        :param query: issue text; an empty query gives ``[]``.
+        :param snapshot_name: its name in the store.
+        :param with_text: read each region's lines from the snapshot.
+        :return: the regions of :meth:`explore`, in its order.
+        """
+        ranked = self.rank(snapshot_dir, query, snapshot_name)
+        regions = pack_scored(ranked, self.pack, self.load(snapshot_dir, snapshot_name).file_lines)
+        return add_text(snapshot_dir, regions) if with_text else regions
 
     def explore(self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None) -> list[Region]:
         """Regions for an issue: the ranking packed into at most K regions within the line budget.
@@ -187,8 +189,7 @@ class IndexedExplorer:
         :return: at most ``pack.k`` regions with at most ``pack.budget`` lines in total, best first.
         :raises FileNotFoundError: if ``snapshot_dir`` is not a directory.
         """
-        ranked, index = self.rank(snapshot_dir, query, snapshot_name)
-        return pack(ranked, self.pack, index.file_lines)
+        return [r.region for r in self.explore_scored(snapshot_dir, query, snapshot_name)]
 
 
 @dataclass
@@ -225,96 +226,110 @@ class ReferenceAdapter:
         return explorer.explore(query, self.k)
 
 
-def default_pack(name: str) -> PackConfig:
-    """An explorer's packer defaults: :data:`~swe_explore.explore.packing.LEARNED_PACK` for ``learned``,
-    ``PackConfig()`` for every other explorer.
-
-    :param name: explorer name.
-    :return: the packer config.
-    """
-    return LEARNED_PACK if name == LEARNED else PackConfig()
-
-
 def make_explorer(
     name: str = LEARNED,
     *,
     k: int | None = None,
     budget: int | None = None,
-    chunker: str = "function",
-    chunker_options: dict[str, Any] | None = None,
-    retriever_options: dict[str, Any] | None = None,
+    chunker: str | None = None,
+    chunker_options: Mapping[str, Any] | None = None,
+    retriever_options: Mapping[str, Any] | None = None,
     pack: PackConfig | None = None,
     priors: RankPriors | None = None,
     store: str | Path | None = None,
-    top_n: int = 200,
+    top_n: int | None = None,
     model: str | None = None,
     rebuild: bool = False,
     ranker_model: str | None = None,
-    files_first: int = 0,
+    files_first: int | None = None,
 ) -> IndexedExplorer | ReferenceAdapter | FusionExplorer:
     """Build an explorer by name: ``learned`` (the fusion explorer with the learned ranker,
-    :class:`~swe_explore.explore.fusion.FusionExplorer`), a retriever name (that retriever with the ranking
-    priors), or ``reference_*`` (the reference baselines).
+    :class:`~swe_explore.explore.fusion.FusionExplorer`), a retriever name (:class:`IndexedExplorer`: that
+    retriever with the ranking priors), or ``reference_*`` (:class:`ReferenceAdapter`: the reference baselines).
+
+    Every option is ``None`` (``rebuild``: ``False``) unless given; one the explorer would not use is refused
+    (:func:`~swe_explore.explore.config.check_explorer_options`, the check the command line shares).
 
     :param name: explorer name (default ``learned``: the fusion explorer with the shipped ranker).
     :param k: regions per query (top-K); overrides ``pack.k``.
-    :param budget: line budget B per query (lines); overrides ``pack.budget`` (ours only).
-    :param chunker: chunk strategy (ours only).
-    :param chunker_options: chunker options (ours only).
-    :param retriever_options: retriever options (ours only).
-    :param pack: packer parameters; the reference uses only ``pack.k``. Default: ``PackConfig()``, and
-        :data:`~swe_explore.explore.packing.LEARNED_PACK` for ``learned`` (:func:`default_pack`).
-    :param priors: ranking priors (ours only); default ``RankPriors()``.
-    :param store: index store root (ours only); default :func:`default_store`.
-    :param top_n: ranked chunks handed to the packer (ours only).
-    :param model: embedding model path or hub id (potion, faiss, hybrid, reference_potion).
-    :param rebuild: rebuild indexes (ours only).
+    :param budget: line budget B per query (lines); overrides ``pack.budget``. Not for the reference.
+    :param chunker: chunk strategy (retriever explorers only; default ``function``).
+    :param chunker_options: chunker options (retriever explorers only).
+    :param retriever_options: retriever options (retriever explorers only).
+    :param pack: packer parameters; default :func:`~swe_explore.explore.config.default_pack` (``PackConfig()``,
+        :data:`~swe_explore.explore.packing.LEARNED_PACK` for ``learned``). The reference takes a pack that
+        sets only ``k``.
+    :param priors: ranking priors (retriever explorers only); default ``RankPriors()``.
+    :param store: index store root (not the reference); default :func:`~swe_explore.indexes.store.default_store`.
+    :param top_n: ranked chunks handed to the packer (retriever explorers only; default 200).
+    :param model: embedding model path or hub id (``learned``, potion, faiss, hybrid, reference_potion).
+    :param rebuild: rebuild indexes (not the reference).
     :param ranker_model: ``learned`` only: the ranker model (shipped name or path; default the shipped default).
-    :param files_first: ``learned`` only: files whose best chunk goes first (two-stage packing).
+    :param files_first: ``learned`` only: files whose best chunk goes first (two-stage packing; default 0).
     :return: the explorer.
-    :raises ValueError: for an unknown name, listing the valid ones.
+    :raises ValueError: for an unknown name (listing the valid ones), an option the explorer does not take
+        (naming it and the explorer), or an invalid value.
     """
-    pack = pack or default_pack(name)
+    kind = explorer_kind(name)
+    if kind == "reference" and pack is not None and replace(pack, k=PackConfig().k) == PackConfig():
+        k, pack = (pack.k if k is None else k), None  # a pack that sets only K is K
+    values = {
+        "k": k,
+        "budget": budget,
+        "chunker": chunker,
+        "chunker_options": chunker_options,
+        "retriever_options": retriever_options,
+        "pack": pack,
+        "priors": priors,
+        "store": store,
+        "top_n": top_n,
+        "model": model,
+        "rebuild": rebuild or None,
+        "ranker_model": ranker_model,
+        "files_first": files_first,
+    }
+    given = {option: option for option, value in values.items() if value is not None}
+    if "pack" in given and kind == "reference":
+        given["pack"] = "pack (other than k)"
+    check_explorer_options(name, given)
+    config = pack or default_pack(name)
     if k is not None:
-        pack = replace(pack, k=k)
+        config = replace(config, k=k)
     if budget is not None:
-        pack = replace(pack, budget=budget)
-    if name in REFERENCE_EXPLORERS:
+        config = replace(config, budget=budget)
+    if kind == "reference":
         options: dict[str, Any] = {}
         if name == "reference_potion":  # the same model resolution as our Potion retriever
             from swe_explore.retrievers.potion import resolve_model_spec
 
             options["model_path"] = resolve_model_path(resolve_model_spec(model))
-        return ReferenceAdapter(name, pack.k, options)
-    if name == LEARNED:
+        return ReferenceAdapter(name, config.k, options)
+    root = Path(store) if store is not None else default_store()
+    if kind == "learned":
         from swe_explore.explore.fusion import FusionExplorer
-        from swe_explore.explore.ranker import DEFAULT_MODEL
+        from swe_explore.explore.ranker import DEFAULT_RANKER_MODEL
 
         return FusionExplorer(
             ranker="learned",
-            model=ranker_model or DEFAULT_MODEL,
-            files_first=files_first,
-            pack=pack,
-            chunker=chunker,
+            ranker_model=ranker_model or DEFAULT_RANKER_MODEL,
+            files_first=files_first or 0,
+            pack=config,
             potion_model=resolve_model_path(model),
-            store=Path(store) if store is not None else default_store(),
+            store=root,
             rebuild=rebuild,
         )
-    if name not in RETRIEVERS:
-        valid = ", ".join([LEARNED, *RETRIEVERS, *REFERENCE_EXPLORERS])
-        raise ValueError(f"unknown explorer {name!r}; valid: {valid}")
     options = dict(retriever_options or {})
-    if model is not None and name in EMBEDDING_RETRIEVERS:
+    if model is not None:
         options["model"] = model
     return IndexedExplorer(
         name,
-        chunker,
+        chunker or "function",
         dict(chunker_options or {}),
         options,
-        pack,
+        config,
         priors or RankPriors(),
-        Path(store) if store is not None else default_store(),
+        root,
         WalkConfig(),
-        top_n,
+        DEFAULT_TOP_N if top_n is None else top_n,
         rebuild,
     )

@@ -17,37 +17,33 @@ Every ingredient is an option, so each is measured alone and together (``docs/be
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from swe_explore.chunking.registry import make_chunker
-from swe_explore.chunking.types import Chunk, Region
+from swe_explore.chunking.types import Region, ScoredChunk, ScoredRegion
 from swe_explore.chunking.walk import WalkConfig
+from swe_explore.explore.config import default_pack
 from swe_explore.explore.features import (
     DENSE_RETRIEVERS,
     CandidateConfig,
     SnapshotIndex,
     candidate_features,
 )
-from swe_explore.explore.packing import LEARNED_PACK, PackConfig, files_first, gate_files, pack
+from swe_explore.explore.packing import PackConfig, add_text, files_first, gate_files, pack_scored
 from swe_explore.explore.priors import RankPriors, apply_priors
-from swe_explore.explore.ranker import DEFAULT_MODEL, RankerEnsemble, load_ensemble
+from swe_explore.explore.ranker import DEFAULT_RANKER_MODEL, RankerEnsemble, load_ensemble
 from swe_explore.indexes.build import ensure_index, open_index
 from swe_explore.indexes.graph import CorruptGraphError, chunks_fingerprint
 from swe_explore.indexes.graph_store import ensure_graph, graph_dir_for, open_graph
-from swe_explore.indexes.store import snapshot_key
+from swe_explore.indexes.store import LastLoaded, default_store, snapshot_key
 from swe_explore.retrievers.registry import make_retriever
 
 RANKERS = ("learned", "priors")
-
-
-def _default_store() -> Path:
-    from swe_explore.explore.explorer import default_store
-
-    return default_store()
 
 
 @dataclass
@@ -55,30 +51,32 @@ class FusionExplorer:
     """Issue reading + code graph + learned fusion + line-budget packing (module docstring).
 
     :param ranker: ``learned`` (the LightGBM ranker) or ``priors`` (BM25 with the hand-set priors).
-    :param model: the learned ranker's model(s): shipped names or paths, comma-separated for an ensemble whose
-        scores are averaged (:class:`~swe_explore.explore.ranker.RankerEnsemble`); the cards fix the features and
-        the candidate configuration. Default: :data:`~swe_explore.explore.ranker.DEFAULT_MODEL`.
+    :param ranker_model: the learned ranker's model(s): shipped names or paths, comma-separated for an ensemble
+        whose scores are averaged (:class:`~swe_explore.explore.ranker.RankerEnsemble`); the cards fix the features
+        and the candidate configuration. Default: :data:`~swe_explore.explore.ranker.DEFAULT_RANKER_MODEL`.
     :param candidates: candidate gathering; default: the model card's (``priors``: no mentions, no graph).
     :param files_first: with ``N > 0``, the best chunk of each of the first ``N`` files goes before the rest
         (two-stage packing); ``0`` packs the ranking as it is.
     :param file_margin: with the learned ranker, keep only the files whose best chunk scores within this margin
         of the best file's (:func:`~swe_explore.explore.packing.gate_files`; ``None``: every file).
     :param pack: the packer's parameters (K, B, ...); default
-        :data:`~swe_explore.explore.packing.LEARNED_PACK` for the learned ranker, ``PackConfig()`` for ``priors``.
+        :func:`~swe_explore.explore.config.default_pack` of the ranker (``LEARNED_PACK`` for ``learned``,
+        ``PackConfig()`` for ``priors``).
     :param chunker: chunk strategy (the graph needs ``function``).
-    :param potion_model: the Potion model path or id, for models with ``dense`` features.
+    :param potion_model: the embedding (Potion) model path or id, for ranker models with ``dense`` features.
     :param retrievers: the retrievers to index and load; default ``bm25``, ``tfidf`` and those the model's
         features need (``potion`` for ``dense`` ones).
     :param graph: index and load the symbol graph; default: when the candidates or the features use it.
     :param store: index store root (default: ``$SWE_EXPLORE_STORE`` or the user cache).
     :param walk: snapshot walking rules.
     :param rebuild: rebuild indexes even when up to date.
+    :param model: deprecated spelling of ``ranker_model`` (warns with :class:`DeprecationWarning`).
     :raises ValueError: for an unknown ranker.
     :raises swe_explore.explore.ranker.ModelError: if the model cannot be loaded.
     """
 
     ranker: str = "learned"
-    model: str = DEFAULT_MODEL
+    ranker_model: str = DEFAULT_RANKER_MODEL
     candidates: CandidateConfig | None = None
     files_first: int = 0
     file_margin: float | None = None
@@ -87,18 +85,24 @@ class FusionExplorer:
     potion_model: str | None = None
     retrievers: tuple[str, ...] | None = None
     graph: bool | None = None
-    store: Path = field(default_factory=_default_store)
+    store: Path = field(default_factory=default_store)
     walk: WalkConfig = field(default_factory=WalkConfig)
     rebuild: bool = False
+    model: InitVar[str | None] = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, model: str | None) -> None:
+        if model is not None:
+            warnings.warn(
+                "FusionExplorer(model=...) is deprecated; use ranker_model=...", DeprecationWarning, stacklevel=3
+            )
+            self.ranker_model = model
         if self.ranker not in RANKERS:
             raise ValueError(f"unknown ranker {self.ranker!r}; valid: {', '.join(RANKERS)}")
         if self.files_first < 0:
             raise ValueError(f"files_first must be >= 0, got {self.files_first}")
         self.store = Path(self.store)
-        self._pack = self.pack or (LEARNED_PACK if self.ranker == "learned" else PackConfig())
-        self._model: RankerEnsemble | None = load_ensemble(self.model) if self.ranker == "learned" else None
+        self._pack = self.pack or default_pack(self.ranker)
+        self._model: RankerEnsemble | None = load_ensemble(self.ranker_model) if self.ranker == "learned" else None
         if self.candidates is None:
             if self._model is not None:
                 self.candidates = CandidateConfig(**self._model.candidates)
@@ -115,7 +119,7 @@ class FusionExplorer:
             else (self.candidates.graph or any(f.startswith("graph_") for f in features))
         )
         self._chunker = make_chunker(self.chunker)
-        self._loaded: tuple[Path, str | None, SnapshotIndex] | None = None
+        self._loaded: LastLoaded[SnapshotIndex] = LastLoaded()
 
     @property
     def name(self) -> str:
@@ -159,58 +163,80 @@ class FusionExplorer:
             ensure_graph(Path(snapshot_dir), self.store, self._chunker, self.walk, self.rebuild, snapshot_name)
 
     def load(self, snapshot_dir: str | Path, snapshot_name: str | None = None) -> SnapshotIndex:
-        """The snapshot's loaded index (built if needed); the last one loaded is kept in memory.
+        """The snapshot's loaded index (built if needed); the last one loaded is kept in memory
+        (:class:`~swe_explore.indexes.store.LastLoaded`).
 
         :param snapshot_dir: the snapshot.
         :param snapshot_name: its name in the store.
         :return: chunks, line counts, retrievers and graph.
         """
-        snapshot_name = snapshot_name or snapshot_key(snapshot_dir)
-        key = (Path(snapshot_dir).resolve(), snapshot_name)
-        if self._loaded is None or self._loaded[:2] != key:
-            self.index(snapshot_dir, snapshot_name)
-            retrievers = {}
-            first = None
-            for retriever in self._retrievers():
-                loaded = open_index(Path(snapshot_dir), self.store, self._chunker, retriever, self.walk, snapshot_name)
-                first = first or loaded
-                retrievers[retriever.name] = loaded.retriever
-            assert first is not None
-            graph = None
-            if self._graph:
-                graph = open_graph(Path(snapshot_dir), self.store, self._chunker, self.walk, snapshot_name)
-                if graph.fingerprint != chunks_fingerprint(first.chunks):
-                    raise CorruptGraphError(
-                        graph_dir_for(self.store, snapshot_name or Path(snapshot_dir).name, self._chunker, self.walk),
-                        "built from another chunk table (stale graph); rebuild it",
-                    )
-            self._loaded = (*key, SnapshotIndex(first.chunks, first.file_lines, retrievers, graph))
-        return self._loaded[2]
+        name = snapshot_name or snapshot_key(snapshot_dir)
+        return self._loaded.get(snapshot_dir, name, lambda: self._open(Path(snapshot_dir), name))
 
-    def rank(
-        self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None
-    ) -> tuple[list[Chunk], list[float]]:
-        """The ranked candidate chunks, best first, and their scores.
+    def _open(self, snapshot_dir: Path, snapshot_name: str) -> SnapshotIndex:
+        """Build (if needed) and open the snapshot's retriever indexes and graph."""
+        self.index(snapshot_dir, snapshot_name)
+        retrievers = {}
+        first = None
+        for retriever in self._retrievers():
+            loaded = open_index(snapshot_dir, self.store, self._chunker, retriever, self.walk, snapshot_name)
+            first = first or loaded
+            retrievers[retriever.name] = loaded.retriever
+        assert first is not None
+        graph = None
+        if self._graph:
+            graph = open_graph(snapshot_dir, self.store, self._chunker, self.walk, snapshot_name)
+            if graph.fingerprint != chunks_fingerprint(first.chunks):
+                raise CorruptGraphError(
+                    graph_dir_for(self.store, snapshot_name, self._chunker, self.walk),
+                    "built from another chunk table (stale graph); rebuild it",
+                )
+        return SnapshotIndex(first.chunks, first.file_lines, retrievers, graph)
+
+    def rank(self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None) -> list[ScoredChunk]:
+        """The ranked candidate chunks with their scores, best first (the explorers' one ``rank()`` contract),
+        before the file gate and the files-first order.
 
         :param snapshot_dir: the snapshot.
-        :param query: the issue text.
+        :param query: the issue text; an empty query gives ``[]``.
         :param snapshot_name: its name in the store.
-        :return: the candidates in rank order (empty for an empty query) and their scores (the learned ranker's,
-            or BM25 with priors).
+        :return: the candidates in rank order with their scores (the learned ranker's, or BM25 with priors).
         """
         index = self.load(snapshot_dir, snapshot_name)
         assert self.candidates is not None
         if not query.strip():
-            return [], []
+            return []
         if self._model is None:
             bm25 = index.retrievers["bm25"]
             hits = bm25.search(query, self.candidates.top_n)
             hits = apply_priors(query, index.chunks, hits, RankPriors())
-            return [index.chunks[h.index] for h in hits], [h.score for h in hits]
+            return [ScoredChunk(index.chunks[h.index], float(h.score)) for h in hits]
         cands = candidate_features(query, index, self.candidates, self._model.features)
         scores = self._model.score(cands.features)
         order = np.lexsort((cands.ids, -scores))
-        return [index.chunks[int(cands.ids[k])] for k in order], [float(scores[k]) for k in order]
+        return [ScoredChunk(index.chunks[int(cands.ids[k])], float(scores[k])) for k in order]
+
+    def explore_scored(
+        self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None, with_text: bool = False
+    ) -> list[ScoredRegion]:
+        """:meth:`explore` with each region's score (that of its best-ranked chunk) and, on request, its text.
+
+        :param snapshot_dir: the snapshot.
+        :param query: the issue text; an empty query gives ``[]``.
+        :param snapshot_name: its name in the store.
+        :param with_text: read each region's lines from the snapshot.
+        :return: the regions of :meth:`explore`, in its order.
+        """
+        ranked = self.rank(snapshot_dir, query, snapshot_name)
+        chunks = [s.chunk for s in ranked]
+        if self.file_margin is not None and self._model is not None:
+            chunks = gate_files(chunks, [s.score for s in ranked], self.file_margin)
+        if self.files_first:
+            chunks = files_first(chunks, self.files_first)
+        score = {id(s.chunk): s.score for s in ranked}  # the gate and files-first keep the chunk objects
+        reordered = [ScoredChunk(c, score[id(c)]) for c in chunks]
+        regions = pack_scored(reordered, self._pack, self.load(snapshot_dir, snapshot_name).file_lines)
+        return add_text(snapshot_dir, regions) if with_text else regions
 
     def explore(self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None) -> list[Region]:
         """At most K regions within the line budget, best first.
@@ -220,10 +246,4 @@ class FusionExplorer:
         :param snapshot_name: its name in the store.
         :return: the regions.
         """
-        ranked, scores = self.rank(snapshot_dir, query, snapshot_name)
-        if self.file_margin is not None and self._model is not None:
-            ranked = gate_files(ranked, scores, self.file_margin)
-        if self.files_first:
-            ranked = files_first(ranked, self.files_first)
-        index = self.load(snapshot_dir, snapshot_name)
-        return pack(ranked, self._pack, index.file_lines)
+        return [r.region for r in self.explore_scored(snapshot_dir, query, snapshot_name)]

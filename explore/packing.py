@@ -36,9 +36,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
-from swe_explore.chunking.types import Chunk, Region
+from swe_explore.chunking.lines import read_lines
+from swe_explore.chunking.types import Chunk, Region, ScoredChunk, ScoredRegion
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,45 @@ def pack(
     :return: the regions, in the order of the best-ranked chunk each contains. Their line counts sum to at
         most ``budget``, there are at most ``k`` of them, and no two share a line.
     """
-    cfg = config or PackConfig()
+    return [Region(r.path, r.start, r.end) for r in _pack_groups(ranked, config or PackConfig(), file_lines)]
+
+
+def pack_scored(
+    ranked: Sequence[ScoredChunk],
+    config: PackConfig | None = None,
+    file_lines: Mapping[str, int] | None = None,
+) -> list[ScoredRegion]:
+    """:func:`pack` over a scored ranking: the same regions, each with the score of its best-ranked chunk.
+
+    :param ranked: scored chunks, best first (an explorer's ``rank()``).
+    :param config: packing parameters; defaults to ``PackConfig()``.
+    :param file_lines: line count per path, as for :func:`pack`.
+    :return: the regions of :func:`pack` in its order, with scores and no text.
+    """
+    groups = _pack_groups([s.chunk for s in ranked], config or PackConfig(), file_lines)
+    return [ScoredRegion(r.path, r.start, r.end, float(ranked[r.rank].score)) for r in groups]
+
+
+def add_text(snapshot_dir: str | Path, regions: list[ScoredRegion]) -> list[ScoredRegion]:
+    """The regions with their text: the snapshot's lines ``start..end`` (:mod:`chunking.lines`) joined by ``"\\n"``.
+
+    :param snapshot_dir: the snapshot the regions are of.
+    :param regions: scored regions.
+    :return: the same regions with ``text`` set (each file is read once).
+    :raises OSError: if a region's file cannot be read.
+    """
+    files: dict[str, list[str]] = {}
+    out = []
+    for region in regions:
+        if region.path not in files:
+            files[region.path] = read_lines(Path(snapshot_dir) / region.path)
+        lines = files[region.path]
+        out.append(region._replace(text="\n".join(lines[region.start - 1 : region.end])))
+    return out
+
+
+def _pack_groups(ranked: Sequence[Chunk], cfg: PackConfig, file_lines: Mapping[str, int] | None) -> list[_Group]:
+    """The packed regions of :func:`pack`, each with the rank of its best chunk."""
     region_cap = min(cfg.max_region_lines or cfg.budget, cfg.budget)
     per_file_cap = cfg.max_regions_per_file or cfg.k
     regions: list[_Group] = []
@@ -169,7 +209,7 @@ def pack(
     if cfg.fill and file_lines is not None:
         _fill(regions, cfg.budget - sum(r.n_lines for r in regions), region_cap, file_lines)
         regions = _merge_close(_coalesce(regions), cfg.merge_gap, cfg.budget)
-    return [Region(r.path, r.start, r.end) for r in regions]
+    return regions
 
 
 def files_first(ranked: Sequence[Chunk], n_files: int, window: int | None = None) -> list[Chunk]:

@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,7 +29,18 @@ from swe_explore.chunking.types import Chunk
 #: Where the shipped models live.
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 #: The models the default explorer averages (:class:`RankerEnsemble`): the same training data, two feature sets.
-DEFAULT_MODEL = "ranker-mentions,ranker-mentions-graph"
+DEFAULT_RANKER_MODEL = "ranker-mentions,ranker-mentions-graph"
+
+#: Old spellings (still importable, with a DeprecationWarning).
+_RENAMED = {"DEFAULT_MODEL": "DEFAULT_RANKER_MODEL", "load_model": "load_ranker"}
+
+if not TYPE_CHECKING:  # a type checker flags the old spellings
+
+    def __getattr__(name: str) -> Any:
+        from swe_explore.deprecation import renamed_attribute
+
+        return renamed_attribute(__name__, name, _RENAMED, globals())
+
 
 #: LightGBM parameters of :func:`train` (the objective's defaults otherwise).
 TRAIN_PARAMS: dict[str, Any] = {
@@ -147,7 +158,7 @@ class RankerEnsemble:
         return np.mean(scores, axis=0) if scores else np.zeros(matrix.shape[0])
 
 
-def load_ensemble(names: str | Path | Sequence[str | Path] = DEFAULT_MODEL) -> RankerEnsemble:
+def load_ensemble(names: str | Path | Sequence[str | Path] = DEFAULT_RANKER_MODEL) -> RankerEnsemble:
     """Load one or several models (a comma-separated string or a sequence) as an ensemble.
 
     :param names: shipped model names or paths.
@@ -155,7 +166,7 @@ def load_ensemble(names: str | Path | Sequence[str | Path] = DEFAULT_MODEL) -> R
     :raises ModelError: if a member cannot be loaded.
     """
     items = str(names).split(",") if isinstance(names, (str, Path)) else [str(n) for n in names]
-    return RankerEnsemble([load_model(n.strip()) for n in items if n.strip()])
+    return RankerEnsemble([load_ranker(n.strip()) for n in items if n.strip()])
 
 
 def model_paths(name_or_path: str | Path) -> tuple[Path, Path]:
@@ -172,7 +183,7 @@ def model_paths(name_or_path: str | Path) -> tuple[Path, Path]:
     return path.with_suffix(".txt"), path.with_suffix(".json")
 
 
-def load_model(name_or_path: str | Path = DEFAULT_MODEL) -> RankerModel:
+def load_ranker(name_or_path: str | Path = DEFAULT_RANKER_MODEL) -> RankerModel:
     """Load a model and check it against its card.
 
     :param name_or_path: a shipped model name or a path (see :func:`model_paths`).

@@ -62,7 +62,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from filelock import FileLock
@@ -106,6 +106,56 @@ def snapshot_key(folder: str | Path) -> str:
     absolute = Path(folder).resolve()
     digest = hashlib.sha256(str(absolute).encode("utf-8", "surrogateescape")).hexdigest()[:8]
     return f"{absolute.name}-{digest}"
+
+
+#: Environment variable that overrides the default index store.
+STORE_ENV_VAR = "SWE_EXPLORE_STORE"
+
+
+def default_store() -> Path:
+    """Where indexes are saved unless a store is given: ``$SWE_EXPLORE_STORE``, else the user cache directory.
+
+    The cache directory is the platform's (``platformdirs.user_cache_dir``: ``$XDG_CACHE_HOME`` or
+    ``~/.cache/swe-explore-baselines/indexes`` on Linux, ``~/Library/Caches/...`` on macOS), so nothing is
+    written into the working directory unless asked (``--store DIR``).
+
+    :return: the store root (not created here).
+    """
+    override = os.environ.get(STORE_ENV_VAR)
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("swe-explore-baselines", appauthor=False)) / "indexes"
+
+
+_Loaded = TypeVar("_Loaded")
+
+
+class LastLoaded(Generic[_Loaded]):
+    """Load once, keep the last: the index of the snapshot queried last, kept in memory for the next query.
+
+    An explorer answers consecutive queries on one snapshot from one loaded index (the snapshot is assumed not
+    to change within one process), so only the first query pays for the freshness check and the load.
+    """
+
+    def __init__(self) -> None:
+        self._key: tuple[Path, str] | None = None
+        self._value: _Loaded | None = None
+
+    def get(self, snapshot_dir: str | Path, snapshot_name: str, load: Callable[[], _Loaded]) -> _Loaded:
+        """The kept value when it is this snapshot's, else ``load()`` (which then replaces it).
+
+        :param snapshot_dir: the snapshot (compared by resolved path).
+        :param snapshot_name: its name in the store.
+        :param load: builds and loads the snapshot's index.
+        :return: the loaded index.
+        """
+        key = (Path(snapshot_dir).resolve(), snapshot_name)
+        if self._value is None or self._key != key:
+            self._value = load()
+            self._key = key
+        return self._value
 
 
 def snapshot_fingerprint(

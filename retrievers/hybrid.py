@@ -3,12 +3,13 @@
 RRF (Cormack, Clarke and Büttcher, "Reciprocal rank fusion outperforms Condorcet and individual rank learning
 methods", SIGIR 2009) scores a chunk by its ranks in the parts' rankings::
 
-    rrf(d) = sum over parts i where d is ranked of  w_i / (k + rank_i(d))        rank 1 = best
+    rrf(d) = sum over parts i where d is ranked of  w_i / (rrf_k + rank_i(d))        rank 1 = best
 
-with ``k = 60`` (the paper's value) and weights ``w_i = 1`` by default. Each part is searched for its top
-``depth`` chunks (a chunk a part does not return contributes nothing from it), so fusion only needs ranks,
-never comparable scores: BM25 + Potion, TF-IDF + FAISS, or any other pair works the same. Ties are broken by
-chunk index, as for every retriever.
+with the RRF constant ``rrf_k = 60`` (the paper's value; saved in the config under its old key ``k``, and
+``k=`` is still accepted, with a :class:`DeprecationWarning`) and weights ``w_i = 1`` by default. Each part is
+searched for its top ``depth`` chunks (a chunk a part does not return contributes nothing from it), so fusion
+only needs ranks, never comparable scores: BM25 + Potion, TF-IDF + FAISS, or any other pair works the same. Ties
+are broken by chunk index, as for every retriever.
 
 **Building.** :meth:`HybridRetriever.build` builds the parts through
 :func:`retrievers.features.build_retrievers`, so parts that share a feature (BM25 + TF-IDF: the term counts)
@@ -29,6 +30,7 @@ import the registry.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -43,18 +45,19 @@ __all__ = ["DEFAULT_PARTS", "HybridRetriever", "rrf_scores"]
 
 #: The parts of ``make_retriever("hybrid")`` when none are given: lexical BM25 plus Potion embeddings.
 DEFAULT_PARTS = ("bm25", "potion")
-#: The config keys of a hybrid.
+#: The config keys of a hybrid (``k`` is the RRF constant ``rrf_k``: the saved key is kept, indexes and result
+#: rows hash it).
 _CONFIG_KEYS = ("parts", "k", "weights", "depth")
 
 
 def rrf_scores(
-    rankings: Sequence[Sequence[Hit]], n_docs: int, k: float = 60.0, weights: Sequence[float] | None = None
+    rankings: Sequence[Sequence[Hit]], n_docs: int, rrf_k: float = 60.0, weights: Sequence[float] | None = None
 ) -> np.ndarray:
     """Reciprocal-rank-fusion score of every chunk (Cormack et al. 2009).
 
     :param rankings: one ranking per part, best first.
     :param n_docs: number of chunks.
-    :param k: the RRF constant (``> 0``).
+    :param rrf_k: the RRF constant (``> 0``).
     :param weights: one weight per ranking, or ``None`` for all 1.
     :return: float64 array ``(n_docs,)``; 0 for chunks no part returned.
     :raises ValueError: if the number of weights differs from the number of rankings.
@@ -66,7 +69,7 @@ def rrf_scores(
     scores = np.zeros(n_docs, dtype=np.float64)
     for w, ranking in zip(weights, rankings):
         idx = np.fromiter((h.index for h in ranking), dtype=np.int64, count=len(ranking))
-        scores[idx] += w / (k + np.arange(1, len(ranking) + 1, dtype=np.float64))  # a ranking never repeats a chunk
+        scores[idx] += w / (rrf_k + np.arange(1, len(ranking) + 1, dtype=np.float64))  # a ranking never repeats a chunk
     return scores
 
 
@@ -75,25 +78,31 @@ class HybridRetriever(Retriever):
 
     :param parts: the retrievers to fuse, at least two, none of them composite (build them by name with
         :func:`retrievers.registry.make_retriever`).
-    :param k: the RRF constant (``> 0``).
+    :param rrf_k: the RRF constant (``> 0``).
     :param weights: one non-negative weight per part, or ``None`` for equal weights.
     :param depth: how many hits each part contributes (``>= 1``; at least ``top_n`` is used).
+    :param k: deprecated spelling of ``rrf_k`` (warns with :class:`DeprecationWarning`).
     :raises ValueError: for fewer than two parts, a part that is not a plain retriever, or invalid
-        ``k``/``weights``/``depth``.
+        ``rrf_k``/``weights``/``depth``.
     """
 
     name = "hybrid"
     #: What ``make_retriever("hybrid", ...)`` accepts: ``parts`` as names or ``{"name", "config"}`` dicts (or
     #: instances), and ``model``, passed to the embedding parts given by name; the registry makes the parts.
-    options = ("parts", "k", "weights", "depth", "model")
+    #: ``k`` is the deprecated spelling of ``rrf_k``.
+    options = ("parts", "rrf_k", "weights", "depth", "model", "k")
 
     def __init__(
         self,
         parts: Sequence[Retriever],
-        k: float = 60.0,
+        rrf_k: float = 60.0,
         weights: Sequence[float] | None = None,
         depth: int = 1000,
+        k: float | None = None,
     ) -> None:
+        if k is not None:
+            warnings.warn("HybridRetriever option k is deprecated; use rrf_k", DeprecationWarning, stacklevel=2)
+            rrf_k = k
         if isinstance(parts, (str, Mapping)) or len(parts) < 2:
             raise ValueError(f"hybrid needs at least two parts, got {parts!r}")
         for part in parts:
@@ -101,8 +110,8 @@ class HybridRetriever(Retriever):
                 raise ValueError(f"a hybrid part must be a Retriever (make it with make_retriever), got {part!r}")
             if part.parts():
                 raise ValueError("a hybrid part cannot itself be hybrid")
-        if not isinstance(k, (int, float)) or isinstance(k, bool) or not k > 0:
-            raise ValueError(f"k must be a number > 0, got {k!r}")
+        if not isinstance(rrf_k, (int, float)) or isinstance(rrf_k, bool) or not rrf_k > 0:
+            raise ValueError(f"rrf_k must be a number > 0, got {rrf_k!r}")
         if weights is not None:
             weights = [float(w) for w in weights]
             if len(weights) != len(parts) or any(not w >= 0 for w in weights):
@@ -110,18 +119,19 @@ class HybridRetriever(Retriever):
         if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
             raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
         self._parts: list[Retriever] = list(parts)
-        self.k = float(k)
+        self.rrf_k = float(rrf_k)
         self.weights = weights
         self.depth = depth
 
     def config(self) -> dict[str, Any]:
-        """JSON parameters: ``parts`` (``[{"name", "config"}, ...]``), ``k``, ``weights`` and ``depth``.
+        """JSON parameters: ``parts`` (``[{"name", "config"}, ...]``), ``k`` (the RRF constant ``rrf_k``, under
+        its saved key), ``weights`` and ``depth``.
 
         :return: the config.
         """
         return {
             "parts": [{"name": p.name, "config": p.config()} for p in self._parts],
-            "k": self.k,
+            "k": self.rrf_k,
             "weights": self.weights,
             "depth": self.depth,
         }
@@ -218,7 +228,7 @@ class HybridRetriever(Retriever):
         check_top_n(top_n)
         depth = max(self.depth, int(top_n))
         rankings = [part.search(query, depth) for part in self._parts]
-        return top_hits(rrf_scores(rankings, self.n_docs, self.k, self.weights), top_n)
+        return top_hits(rrf_scores(rankings, self.n_docs, self.rrf_k, self.weights), top_n)
 
     def state(self) -> RetrieverState:
         """Nothing beyond the config: the parts are persisted as retrievers of their own.
@@ -245,7 +255,7 @@ class HybridRetriever(Retriever):
         :param model: unused (the embedding parts were loaded with it).
         :return: the retriever.
         :raises InvalidStateError: if the config has unknown keys, its parts do not name the loaded ones, a part
-            indexes another number of chunks, or ``k``/``weights``/``depth`` are invalid.
+            indexes another number of chunks, or ``k`` (``rrf_k``)/``weights``/``depth`` are invalid.
         """
         unknown = sorted(set(config) - set(_CONFIG_KEYS))
         if unknown:
@@ -259,6 +269,8 @@ class HybridRetriever(Retriever):
             if part.n_docs != n_docs:
                 raise InvalidStateError(None, f"part {i} indexes {part.n_docs} chunks, expected {n_docs}")
         try:
-            return cls(parts, k=config.get("k", 60.0), weights=config.get("weights"), depth=config.get("depth", 1000))
+            return cls(
+                parts, rrf_k=config.get("k", 60.0), weights=config.get("weights"), depth=config.get("depth", 1000)
+            )
         except (TypeError, ValueError) as exc:
             raise InvalidStateError(None, f"invalid config ({exc})") from None

@@ -2,7 +2,7 @@
 
 **Model.** ``model`` is a Hugging Face hub id or a local model2vec directory. When building, it is resolved
 as: the ``model`` argument, else the environment variable ``SWE_EXPLORE_POTION_MODEL``, else
-:data:`DEFAULT_MODEL` (``minishlab/potion-base-8M``). A local directory is loaded directly; a hub id is loaded
+:data:`DEFAULT_EMBEDDING_MODEL` (``minishlab/potion-base-8M``). A local directory is loaded directly; a hub id is loaded
 from the Hugging Face cache or the hub (``force_download=False``). When neither works (e.g. offline) the
 error says to pass ``--model PATH``. Loaded models are cached per process. The index records the model spec,
 its dimension and a fingerprint (SHA-256 of the embedding matrix and the tokenizer JSON). When loading, the
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from model2vec import StaticModel
 
 __all__ = [
-    "DEFAULT_MODEL",
+    "DEFAULT_EMBEDDING_MODEL",
     "MODEL_ENV_VAR",
     "Embedder",
     "EmbeddingRetriever",
@@ -63,7 +63,7 @@ __all__ = [
     "check_index_model",
     "check_vectors",
     "embed_chunks",
-    "load_model",
+    "load_embedding_model",
     "model_fingerprint",
     "model_for_index",
     "resolve_model_spec",
@@ -71,16 +71,27 @@ __all__ = [
 ]
 
 #: Hub id of the default model.
-DEFAULT_MODEL = "minishlab/potion-base-8M"
+DEFAULT_EMBEDDING_MODEL = "minishlab/potion-base-8M"
 #: Environment variable naming the model (path or hub id) when no ``model`` argument is given.
 MODEL_ENV_VAR = "SWE_EXPLORE_POTION_MODEL"
+
+#: Old spellings (still importable, with a DeprecationWarning).
+_RENAMED = {"DEFAULT_MODEL": "DEFAULT_EMBEDDING_MODEL", "load_model": "load_embedding_model"}
+
+if not TYPE_CHECKING:  # a type checker flags the old spellings
+
+    def __getattr__(name: str) -> Any:
+        from swe_explore.deprecation import renamed_attribute
+
+        return renamed_attribute(__name__, name, _RENAMED, globals())
+
 
 _VECTORS_FILE = "vectors.npy"
 _MODEL_CACHE: dict[str, tuple[StaticModel, str]] = {}
 
 
 def resolve_model_spec(model: str | os.PathLike[str] | None = None) -> str:
-    """The model to build with: ``model``, else ``$SWE_EXPLORE_POTION_MODEL``, else :data:`DEFAULT_MODEL`.
+    """The model to build with: ``model``, else ``$SWE_EXPLORE_POTION_MODEL``, else :data:`DEFAULT_EMBEDDING_MODEL`.
 
     An explicit ``model`` always wins over the environment variable.
 
@@ -89,7 +100,7 @@ def resolve_model_spec(model: str | os.PathLike[str] | None = None) -> str:
     """
     if model is not None and str(model):
         return str(model)
-    return os.environ.get(MODEL_ENV_VAR) or DEFAULT_MODEL
+    return os.environ.get(MODEL_ENV_VAR) or DEFAULT_EMBEDDING_MODEL
 
 
 def model_fingerprint(model: StaticModel) -> str:
@@ -106,7 +117,7 @@ def model_fingerprint(model: StaticModel) -> str:
     return h.hexdigest()
 
 
-def load_model(spec: str) -> tuple[StaticModel, str]:
+def load_embedding_model(spec: str) -> tuple[StaticModel, str]:
     """Load a model2vec model (cached per process) and its fingerprint.
 
     :param spec: a local model directory or a hub id (see :func:`resolve_model_spec`).
@@ -208,7 +219,7 @@ class Embedder:
         self.spec = resolve_model_spec(model)
         self.max_length = max_length
         self.batch_size = batch_size
-        self.model, self.fingerprint = load_model(self.spec)
+        self.model, self.fingerprint = load_embedding_model(self.spec)
         plain = self.model.token_mapping is None and self.model.weights is None
         self._fast = plain and np.issubdtype(self.model.embedding.dtype, np.floating)
 
@@ -564,10 +575,10 @@ def model_for_index(config: Mapping[str, Any], model: str | None = None) -> str:
         fallback = os.environ.get(MODEL_ENV_VAR)
         if fallback and fallback != spec:
             try:
-                load_model(spec)
+                load_embedding_model(spec)
             except (FileNotFoundError, ValueError):
                 spec = fallback  # the recorded model is not available here; the fingerprint check still applies
-    load_model(spec)  # a model that cannot be loaded is the caller's problem, not a corrupt index
+    load_embedding_model(spec)  # a model that cannot be loaded is the caller's problem, not a corrupt index
     return spec
 
 

@@ -77,7 +77,7 @@ def _make_hybrid(
         ``{"name": ..., "config": {...}}`` dicts (what ``HybridRetriever.config()`` records).
     :param model: model spec for the parts given by name or dict that take a ``model`` option (``potion``,
         ``faiss``) and do not set one.
-    :param options: ``k``, ``weights``, ``depth``.
+    :param options: ``rrf_k`` (or its deprecated spelling ``k``), ``weights``, ``depth``.
     :return: the hybrid.
     :raises ValueError: for fewer than two parts, an unknown or hybrid part, or invalid options.
     """

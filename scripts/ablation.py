@@ -50,7 +50,7 @@ def _fusion(
         path = ",".join(str(MODEL_DIR[0] / n) for n in names) if MODEL_DIR else ",".join(names)
         return FusionExplorer(
             ranker=ranker,
-            model=path,
+            ranker_model=path,
             files_first=n_files if files_first else 0,
             file_margin=gate,
             pack=pack,
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-dir", type=Path, default=None, help="ranker models (default: the shipped ones)")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
-    from swe_explore.explore.explorer import default_store
+    from swe_explore.indexes.store import default_store
 
     store = args.store or default_store()
     if args.model_dir:

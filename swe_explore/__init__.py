@@ -15,7 +15,17 @@ reference-exact metrics). Names below are imported lazily, so ``import swe_explo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the real names for type checkers; at run time they are imported on first use (__getattr__)
+    from swe_explore.chunking.types import Chunk, Region, ScoredChunk, ScoredRegion
+    from swe_explore.evaluation.bench import load_bench
+    from swe_explore.evaluation.metrics import evaluate_instance
+    from swe_explore.evaluation.runner import Explorer
+    from swe_explore.explore.explorer import IndexedExplorer, ReferenceAdapter, make_explorer
+    from swe_explore.explore.fusion import FusionExplorer
+    from swe_explore.explore.packing import PackConfig
+    from swe_explore.indexes.store import default_store
 
 __version__ = "0.1.0"
 
@@ -27,14 +37,37 @@ MINI_REPOS = MINI_BENCH.parent / "repos"
 _LAZY = {
     "make_explorer": "swe_explore.explore.explorer",
     "IndexedExplorer": "swe_explore.explore.explorer",
+    "ReferenceAdapter": "swe_explore.explore.explorer",
+    "FusionExplorer": "swe_explore.explore.fusion",
+    "Explorer": "swe_explore.evaluation.runner",
     "Region": "swe_explore.chunking.types",
     "Chunk": "swe_explore.chunking.types",
+    "ScoredChunk": "swe_explore.chunking.types",
+    "ScoredRegion": "swe_explore.chunking.types",
     "PackConfig": "swe_explore.explore.packing",
     "load_bench": "swe_explore.evaluation.bench",
     "evaluate_instance": "swe_explore.evaluation.metrics",
+    "default_store": "swe_explore.indexes.store",
 }
 
-__all__ = ["MINI_BENCH", "MINI_REPOS", "__version__", *_LAZY]
+__all__ = [
+    "MINI_BENCH",
+    "MINI_REPOS",
+    "Chunk",
+    "Explorer",
+    "FusionExplorer",
+    "IndexedExplorer",
+    "PackConfig",
+    "ReferenceAdapter",
+    "Region",
+    "ScoredChunk",
+    "ScoredRegion",
+    "__version__",
+    "default_store",
+    "evaluate_instance",
+    "load_bench",
+    "make_explorer",
+]
 
 
 def __getattr__(name: str) -> Any:

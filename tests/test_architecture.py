@@ -48,3 +48,11 @@ def test_every_source_folder_is_a_subpackage_of_the_import_root(folder: str) -> 
     module = importlib.import_module(f"swe_explore.{folder}")
     assert module.__file__ is not None
     assert Path(module.__file__).resolve().parent.name == folder
+
+
+def test_fusion_and_explorer_do_not_import_each_other() -> None:
+    """The default explorer (fusion.py) loads without explorer.py: the store default and the packer defaults live
+    upstream (indexes/store.py, explore/config.py), so the two modules share no import cycle."""
+    code = "import sys, swe_explore.explore.fusion; print('swe_explore.explore.explorer' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "False"

@@ -16,12 +16,12 @@ from swe_explore.retrievers.tfidf import TfidfRetriever
 
 
 def test_rrf_scores_by_hand() -> None:
-    """RRF with k=60 sums 1/(60 + rank) over the rankings that contain a chunk (Cormack et al. 2009)."""
+    """RRF with rrf_k=60 sums 1/(60 + rank) over the rankings that contain a chunk (Cormack et al. 2009)."""
     a = [Hit(0, 9.0), Hit(1, 5.0), Hit(2, 1.0)]
     b = [Hit(2, 0.9), Hit(0, 0.8)]
     scores = rrf_scores([a, b], n_docs=4)
     assert list(scores) == pytest.approx([1 / 61 + 1 / 62, 1 / 62, 1 / 63 + 1 / 61, 0.0])
-    weighted = rrf_scores([a, b], n_docs=4, k=1, weights=[2.0, 0.5])
+    weighted = rrf_scores([a, b], n_docs=4, rrf_k=1, weights=[2.0, 0.5])
     assert list(weighted) == pytest.approx([2 / 2 + 0.5 / 3, 2 / 3, 2 / 4 + 0.5 / 2, 0.0])
     with pytest.raises(ValueError, match="1 weights for 2 rankings"):
         rrf_scores([a, b], n_docs=4, weights=[1.0])
@@ -30,7 +30,7 @@ def test_rrf_scores_by_hand() -> None:
 def test_hybrid_fuses_its_parts(sample_chunks: list[Chunk]) -> None:
     """The hybrid's ranking is the RRF of its parts' rankings, ties by chunk index, scores > 0 only."""
     bm25, tfidf = BM25Retriever(), TfidfRetriever()
-    hybrid = HybridRetriever(parts=[bm25, tfidf], k=60, depth=10)
+    hybrid = HybridRetriever(parts=[bm25, tfidf], rrf_k=60, depth=10)
     hybrid.build(sample_chunks)
     query = "get_cookie returns the session timeout"
     expected = rrf_scores([bm25.search(query, 10), tfidf.search(query, 10)], n_docs=6)
@@ -69,7 +69,9 @@ def test_parts_by_config_and_defaults(tiny_model_dir: Path) -> None:
     """Parts given as {"name", "config"} (what config() records) rebuild the same hybrid; no parts = BM25 + Potion;
     an explicit model of a part wins over the hybrid's ``model``."""
     hybrid = make_retriever("hybrid", parts=["tfidf", {"name": "bm25", "config": {"k1": 0.9}}], weights=[1, 2])
-    again = make_retriever("hybrid", **hybrid.config())
+    options = hybrid.config()
+    options["rrf_k"] = options.pop("k")  # the saved key of the RRF constant is k
+    again = make_retriever("hybrid", **options)
     assert again.config() == hybrid.config()
     assert [(p.name, p.config().get("k1")) for p in hybrid.parts()] == [("tfidf", None), ("bm25", 0.9)]
     default = make_retriever("hybrid", model=str(tiny_model_dir))
@@ -99,8 +101,19 @@ def test_invalid_hybrids() -> None:
     with pytest.raises(ValueError, match="cannot itself be hybrid"):
         HybridRetriever([BM25Retriever(), nested])
     with pytest.raises(ValueError, match="k must"):
-        make_retriever("hybrid", parts=["bm25", "tfidf"], k=0)
+        make_retriever("hybrid", parts=["bm25", "tfidf"], rrf_k=0)
     with pytest.raises(ValueError, match="weights must be 2 numbers"):
         make_retriever("hybrid", parts=["bm25", "tfidf"], weights=[1.0])
     with pytest.raises(ValueError, match="depth"):
         HybridRetriever([BM25Retriever(), TfidfRetriever()], depth=0)
+
+
+def test_rrf_constant_old_spelling_warns_and_keeps_the_saved_key() -> None:
+    """``k=`` still sets the RRF constant, with a DeprecationWarning naming ``rrf_k``; the config keeps the key
+    ``k`` (indexes and result rows hash it), so both spellings give the same config."""
+    new = make_retriever("hybrid", parts=["bm25", "tfidf"], rrf_k=10)
+    with pytest.warns(DeprecationWarning, match="use rrf_k"):
+        old = make_retriever("hybrid", parts=["bm25", "tfidf"], k=10)
+    assert old.config() == new.config()
+    assert new.config()["k"] == 10.0 and "rrf_k" not in new.config()
+    assert rrf_scores([[Hit(0, 1.0)]], n_docs=2, rrf_k=1.0).tolist() == [0.5, 0.0]

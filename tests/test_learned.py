@@ -24,11 +24,11 @@ from swe_explore.explore.features import (
 from swe_explore.explore.fusion import FusionExplorer
 from swe_explore.explore.packing import files_first, gate_files
 from swe_explore.explore.ranker import (
-    DEFAULT_MODEL,
+    DEFAULT_RANKER_MODEL,
     ModelError,
     candidate_overlap,
     load_ensemble,
-    load_model,
+    load_ranker,
     relevance,
 )
 from swe_explore.explore.training import ALL_FEATURES, check_training_repos, extract_group, resolved_core
@@ -129,7 +129,7 @@ def test_training_refuses_release_and_eval_repositories() -> None:
 
 def test_shipped_model_loads_offline_and_ranks_deterministically(tmp_path: Path) -> None:
     """The default model and its card load without network; two explorers give the same regions."""
-    ensemble = load_ensemble(DEFAULT_MODEL)
+    ensemble = load_ensemble(DEFAULT_RANKER_MODEL)
     assert len(ensemble.models) == 2
     release = ROOT.parent / "shared" / "data" / "release-repos.txt"
     for model in ensemble.models:
@@ -163,16 +163,16 @@ def test_model_files_are_checked(tmp_path: Path) -> None:
     """A missing file, an edited model text or a card without features is an error naming the file."""
     from swe_explore.explore.ranker import model_paths
 
-    txt, card = model_paths(DEFAULT_MODEL.split(",")[0])
+    txt, card = model_paths(DEFAULT_RANKER_MODEL.split(",")[0])
     shutil.copy(txt, tmp_path / "m.txt")
     shutil.copy(card, tmp_path / "m.json")
-    assert load_model(tmp_path / "m").features == load_model(DEFAULT_MODEL.split(",")[0]).features
+    assert load_ranker(tmp_path / "m").features == load_ranker(DEFAULT_RANKER_MODEL.split(",")[0]).features
     (tmp_path / "m.txt").write_text((tmp_path / "m.txt").read_text() + "\n")
     with pytest.raises(ModelError, match="m.txt: SHA-256 differs"):
-        load_model(tmp_path / "m")
+        load_ranker(tmp_path / "m")
     (tmp_path / "m.txt").unlink()
     with pytest.raises(ModelError, match="m.txt: ranker model file is missing"):
-        load_model(tmp_path / "m")
+        load_ranker(tmp_path / "m")
 
 
 def test_train_command_builds_a_model_from_labelled_records(tmp_path: Path) -> None:
@@ -226,7 +226,7 @@ def test_learned_refuses_options_it_does_not_use(tmp_path: Path, capsys: pytest.
         assert "learned ranks with its trained model" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["--retriever", "bm25", "--files-first", "2", "--store", str(tmp_path / "s")])
-    assert "--files-first apply to --retriever learned only" in capsys.readouterr().err
+    assert "--files-first apply to the learned explorer only, not bm25" in capsys.readouterr().err
 
 
 def test_packer_defaults_depend_on_the_ranker(tmp_path: Path) -> None:
@@ -234,7 +234,7 @@ def test_packer_defaults_depend_on_the_ranker(tmp_path: Path) -> None:
     ``priors`` ranker and the reference keep PackConfig's (200, 20); a flag given on the command line wins."""
     import argparse
 
-    from swe_explore.explore.options import add_explorer_arguments, explorer_from_args
+    from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
     from swe_explore.explore.packing import LEARNED_PACK, PackConfig
 
     assert (LEARNED_PACK.max_region_lines, LEARNED_PACK.merge_gap, LEARNED_PACK.max_regions_per_file) == (250, 10, 2)

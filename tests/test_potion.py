@@ -12,7 +12,13 @@ import pytest
 from swe_explore.chunking.types import Chunk
 from swe_explore.indexes.files import CorruptIndexError, load_retriever, save_retriever
 from swe_explore.retrievers.base import Hit
-from swe_explore.retrievers.potion import DEFAULT_MODEL, MODEL_ENV_VAR, PotionRetriever, load_model, resolve_model_spec
+from swe_explore.retrievers.potion import (
+    DEFAULT_EMBEDDING_MODEL,
+    MODEL_ENV_VAR,
+    PotionRetriever,
+    load_embedding_model,
+    resolve_model_spec,
+)
 
 ModelFactory = Callable[[Mapping[str, Sequence[float]]], Path]
 
@@ -32,7 +38,7 @@ def _potion(model: Path, texts: list[str], **kw: object) -> PotionRetriever:
 def test_model_spec_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
     """The model is the argument, else $SWE_EXPLORE_POTION_MODEL, else the default hub id."""
     monkeypatch.delenv(MODEL_ENV_VAR, raising=False)
-    assert resolve_model_spec(None) == DEFAULT_MODEL == "minishlab/potion-base-8M"
+    assert resolve_model_spec(None) == DEFAULT_EMBEDDING_MODEL == "minishlab/potion-base-8M"
     monkeypatch.setenv(MODEL_ENV_VAR, "/models/potion")
     assert resolve_model_spec(None) == "/models/potion"
     assert resolve_model_spec("/other") == "/other"
@@ -48,7 +54,7 @@ def test_unreachable_hub_id_says_pass_model_path(monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(model2vec.StaticModel, "from_pretrained", offline)
     with pytest.raises(ValueError, match=r"'someone/no-such-model'.*pass --model PATH"):
-        load_model("someone/no-such-model")
+        load_embedding_model("someone/no-such-model")
 
 
 def test_missing_model_directory() -> None:

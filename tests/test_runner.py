@@ -9,9 +9,9 @@ from typing import Any, ClassVar
 
 import pytest
 
+from swe_explore.commands.explorer_args import parse_option
 from swe_explore.evaluation.bench import load_bench
 from swe_explore.evaluation.runner import ConcurrentRunError, exclusive_lock, run_explorer
-from swe_explore.explore.options import parse_option
 
 ROOT = Path(__file__).resolve().parent.parent
 MINI_BENCH = ROOT / "swe_explore" / "data" / "mini" / "mini.jsonl"

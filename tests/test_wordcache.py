@@ -109,12 +109,12 @@ def test_real_model_ids_on_a_dev_snapshot(real_potion_dir: Path) -> None:
     """On every window chunk of pydata__xarray-7393 the real model's ids equal the tokenizer's (truncated at 512)."""
     from swe_explore.chunking.registry import chunk_snapshot, make_chunker
     from swe_explore.retrievers.common import document_text
-    from swe_explore.retrievers.potion import _untruncated_tokenizer, load_model
+    from swe_explore.retrievers.potion import _untruncated_tokenizer, load_embedding_model
 
     snapshot = Path(__file__).resolve().parents[1] / "repos" / "dev" / "pydata__xarray-7393"
     if not snapshot.is_dir():
         pytest.skip(f"dev snapshot not materialised at {snapshot}")
-    model, fingerprint = load_model(str(real_potion_dir))
+    model, fingerprint = load_embedding_model(str(real_potion_dir))
     tok = _untruncated_tokenizer(model, fingerprint)
     chunks, _ = chunk_snapshot(snapshot, make_chunker("window"))
     texts = [document_text(c)[: 512 * model.median_token_length] for c in chunks]

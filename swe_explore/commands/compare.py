@@ -34,6 +34,7 @@ from typing import Any
 
 from swe_explore.chunking.registry import DEFAULT_CHUNKER
 from swe_explore.commands.evaluate import record_language
+from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
 from swe_explore.evaluation.bench import BenchRecord
 from swe_explore.evaluation.cli import add_bench_arguments, die, load_bench_args
 from swe_explore.evaluation.metrics import METRIC_NAMES
@@ -49,7 +50,6 @@ from swe_explore.evaluation.results import (
 from swe_explore.evaluation.runner import ConcurrentRunError, ConfigMismatchError, run_explorer
 from swe_explore.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, compare_rows, format_comparison
 from swe_explore.explore.explorer import IndexedExplorer, make_explorer
-from swe_explore.explore.options import add_explorer_arguments, explorer_from_args
 from swe_explore.explore.packing import PackConfig
 from swe_explore.explore.priors import RankPriors
 

@@ -23,8 +23,8 @@ from typing import Any
 
 from swe_explore.chunking.lines import read_lines
 from swe_explore.chunking.types import Region
+from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
 from swe_explore.evaluation.cli import die
-from swe_explore.explore.options import add_explorer_arguments, explorer_from_args
 
 
 def region_preview(root: Path, region: Region, n_lines: int) -> list[str]:

@@ -1,0 +1,284 @@
+"""The explorer flags the subcommands share (``--retriever``, ``--chunker ...``, ``--k``, ``--budget``, ...).
+
+Keeping them here means ``index``, ``run``, ``explore`` and ``compare`` name every option the same way and build
+explorers the same way: :func:`explorer_from_args` refuses the flags an explorer would ignore with the check
+:func:`~swe_explore.explore.make_explorer` uses (:func:`~swe_explore.explore.config.check_explorer_options`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from swe_explore.chunking.registry import CHUNKERS, add_chunker_arguments, chunker_options
+from swe_explore.explore.config import (
+    DEFAULT_TOP_N,
+    EXPLORER_NAMES,
+    LEARNED,
+    check_explorer_options,
+    default_pack,
+    explorer_kind,
+    takes_option,
+)
+from swe_explore.explore.explorer import IndexedExplorer, ReferenceAdapter, make_explorer
+from swe_explore.explore.fusion import FusionExplorer
+from swe_explore.explore.packing import LEARNED_PACK, PackConfig
+from swe_explore.explore.priors import RankPriors
+from swe_explore.indexes.store import default_store
+from swe_explore.retrievers.registry import RETRIEVERS
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """Parse ``KEY=VALUE``: VALUE is JSON if it parses (``k1=1.2``, ``parts=["bm25","tfidf"]``), a list if it is
+    bracketed without quotes (``parts=[bm25,tfidf]``), else text.
+
+    :param text: the option as given on the command line.
+    :return: ``(key, value)``.
+    :raises argparse.ArgumentTypeError: if there is no ``=``.
+    """
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    key = key.replace("-", "_")
+    try:
+        return key, json.loads(raw)
+    except json.JSONDecodeError:
+        if raw.startswith("[") and raw.endswith("]"):
+            return key, [item.strip().strip("'\"") for item in raw[1:-1].split(",") if item.strip()]
+        return key, raw
+
+
+def add_explorer_arguments(
+    parser: argparse.ArgumentParser,
+    multiple_retrievers: bool = False,
+    choose: bool = True,
+    packing: bool = True,
+    store_flags: Sequence[str] = ("--store",),
+) -> None:
+    """Add the explorer options: retriever, chunker and its options, packer, ranking priors, store, model.
+
+    :param parser: the script's parser.
+    :param multiple_retrievers: accept several ``--retriever`` values (index_repos.py builds several).
+    :param choose: offer ``--retriever``/``--chunker`` (scripts that loop over a grid set them themselves).
+    :param packing: offer the packer and prior options (not for scripts that only build indexes).
+    :param store_flags: the flag name(s) of the index store directory.
+    """
+    if choose:
+        _add_choice_arguments(parser, multiple_retrievers)
+    add_chunker_arguments(parser)
+    if not choose:
+        parser.set_defaults(chunker=None)
+    parser.add_argument(
+        "--retriever-option",
+        "-O",
+        action="append",
+        type=parse_option,
+        default=[],
+        metavar="KEY=VALUE",
+        help="retriever option, e.g. -O k1=1.2 -O backend=bm25s (hybrid: -O rrf_k=60)",
+    )
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="embedding model (local path or hub id) for potion/faiss/hybrid "
+        "(default: $SWE_EXPLORE_POTION_MODEL, else minishlab/potion-base-8M)",
+    )
+    if packing:
+        _add_packing_arguments(parser)
+    parser.add_argument(
+        *store_flags,
+        dest="store",
+        type=Path,
+        default=default_store(),
+        help="index store directory (default: $SWE_EXPLORE_STORE, else the user cache directory: %(default)s)",
+    )
+    parser.add_argument("--rebuild", action="store_true", help="rebuild indexes even if up to date or corrupt")
+
+
+def _add_choice_arguments(parser: argparse.ArgumentParser, multiple_retrievers: bool) -> None:
+    """``--retriever`` (one explorer, or several retrievers to build) and the learned explorer's flags."""
+    if multiple_retrievers:
+        parser.add_argument(
+            "--retriever",
+            action="append",
+            choices=list(RETRIEVERS),
+            default=None,
+            help="retriever(s) to build; repeat for several (default: bm25 and tfidf, what the learned explorer reads)",
+        )
+        return
+    parser.add_argument(
+        "--retriever",
+        default=LEARNED,
+        choices=list(EXPLORER_NAMES),
+        help="explorer: learned (fusion with the learned ranker), a retriever with the ranking priors, or a "
+        "reference baseline re-run (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--ranker-model",
+        default=None,
+        help="learned: the ranker model, a shipped name or a path (default: the shipped default)",
+    )
+    parser.add_argument(
+        "--files-first",
+        type=int,
+        default=0,
+        help="learned: files whose best chunk goes first, two-stage packing (default: 0, off)",
+    )
+
+
+def _add_packing_arguments(parser: argparse.ArgumentParser) -> None:
+    """The packer flags (K, B, caps, merge gap, fill), ``--top-n`` and the ranking priors."""
+    pack = PackConfig()
+    parser.add_argument("--k", type=int, default=pack.k, help="regions per instance, top-K (default: %(default)s)")
+    parser.add_argument(
+        "--budget", type=int, default=pack.budget, help="line budget B per instance (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--max-region-lines",
+        type=int,
+        default=None,
+        help=f"cap on how far one region grows, in lines; two regions of one file that meet are joined and "
+        f"may be longer (default: {pack.max_region_lines}; learned: {LEARNED_PACK.max_region_lines})",
+    )
+    parser.add_argument(
+        "--max-regions-per-file",
+        type=int,
+        default=None,
+        help=f"cap on regions in one file (default: {pack.max_regions_per_file})",
+    )
+    parser.add_argument(
+        "--merge-gap",
+        type=int,
+        default=None,
+        help=f"merge chunks this close in one file (default: {pack.merge_gap}; learned: {LEARNED_PACK.merge_gap})",
+    )
+    parser.add_argument(
+        "--no-fill",
+        dest="fill",
+        action="store_false",
+        help="do not spend the unused budget on context around the regions",
+    )
+    parser.add_argument("--top-n", type=int, default=DEFAULT_TOP_N, help="ranked chunks handed to the packer (>= 1)")
+    parser.add_argument("--no-priors", action="store_true", help="raw retriever ranking (no ranking priors)")
+    for name, default in RankPriors().to_dict().items():
+        parser.add_argument(
+            "--" + name.replace("_", "-"),
+            type=float,
+            default=None,
+            help=f"ranking prior (default {default}; see retrievers/priors.py)",
+        )
+
+
+#: Packer flags whose default depends on the explorer (``None`` on the command line: the explorer's default).
+EXPLORER_PACK_FLAGS = ("max_region_lines", "max_regions_per_file", "merge_gap")
+
+
+def pack_config_from_args(args: argparse.Namespace, base: PackConfig | None = None) -> PackConfig:
+    """The packer parameters given on the command line, over an explorer's defaults.
+
+    :param args: parsed arguments.
+    :param base: the explorer's packer defaults (default ``PackConfig()``; the learned explorer's are
+        :data:`~swe_explore.explore.packing.LEARNED_PACK`); flags left unset keep its values.
+    :return: the packer config.
+    :raises ValueError: if a value is out of range.
+    """
+    base = base or PackConfig()
+    given = {name: getattr(args, name) for name in EXPLORER_PACK_FLAGS if getattr(args, name) is not None}
+    return replace(base, k=args.k, budget=args.budget, fill=args.fill, **given)
+
+
+def priors_from_args(args: argparse.Namespace) -> RankPriors:
+    """The ranking priors given on the command line (``--no-priors`` turns them all off).
+
+    :param args: parsed arguments.
+    :return: the priors.
+    :raises ValueError: if a weight is out of range.
+    """
+    base = RankPriors.off() if args.no_priors else RankPriors()
+    given = {k: getattr(args, k) for k in base.to_dict() if getattr(args, k, None) is not None}
+    return RankPriors(**(base.to_dict() | given))
+
+
+def chunker_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The chunker options given on the command line (only those that were given)."""
+    options: dict[str, Any] = {}
+    for name in CHUNKERS:
+        for option in chunker_options(name):
+            value = getattr(args, option, None)
+            if value is not None:
+                options[option] = value
+    return options
+
+
+def given_options(args: argparse.Namespace) -> dict[str, str]:
+    """The :func:`~swe_explore.explore.make_explorer` options the command line sets away from their defaults,
+    each mapped to the flag(s) that set it (for :func:`~swe_explore.explore.config.check_explorer_options`).
+
+    ``--model``, ``--store`` and ``--rebuild`` are not listed: they are the command's shared flags (a grid such as
+    ``compare`` runs BM25 and Potion with one ``--model``), handed to the explorers that use them.
+
+    :param args: parsed arguments (from :func:`add_explorer_arguments`).
+    :return: option name -> flag(s).
+    """
+    pack_flags = [f"--{n.replace('_', '-')}" for n in EXPLORER_PACK_FLAGS if getattr(args, n, None) is not None]
+    if not getattr(args, "fill", True):
+        pack_flags.append("--no-fill")
+    priors = hasattr(args, "no_priors") and priors_from_args(args) != RankPriors()
+    flags = {
+        "retriever_options": ("--retriever-option", bool(args.retriever_option)),
+        "chunker_options": ("chunker options", bool(chunker_options_from_args(args))),
+        "chunker": ("--chunker other than function", args.chunker not in (None, "function")),
+        "budget": ("--budget", getattr(args, "budget", PackConfig().budget) != PackConfig().budget),
+        "pack": (", ".join(pack_flags), bool(pack_flags)),
+        "top_n": ("--top-n", getattr(args, "top_n", DEFAULT_TOP_N) != DEFAULT_TOP_N),
+        "priors": ("--no-priors or prior weights", priors),
+        "ranker_model": ("--ranker-model", bool(getattr(args, "ranker_model", None))),
+        "files_first": ("--files-first", bool(getattr(args, "files_first", 0))),
+    }
+    return {option: label for option, (label, given) in flags.items() if given}
+
+
+def explorer_from_args(
+    args: argparse.Namespace, retriever: str | None = None
+) -> IndexedExplorer | ReferenceAdapter | FusionExplorer:
+    """Build the explorer the command line describes.
+
+    :param args: parsed arguments (from :func:`add_explorer_arguments`).
+    :param retriever: override ``args.retriever`` (for scripts that loop over several).
+    :return: the explorer.
+    :raises ValueError: for an unknown name, a flag the explorer does not take (naming the flag and the explorer)
+        or an invalid option.
+    """
+    name = retriever or args.retriever
+    given = given_options(args)
+    check_explorer_options(name, given)
+    if args.store.exists() and not args.store.is_dir():
+        raise ValueError(f"--store {args.store} is not a directory")
+    options: dict[str, Any] = {option: value for option, value in _option_values(args, name).items() if option in given}
+    if getattr(args, "k", None) is not None:
+        options["k"] = args.k
+    for shared in ("model", "store", "rebuild"):
+        if takes_option(name, shared):
+            options[shared] = getattr(args, shared)
+    if explorer_kind(name) != "reference":
+        options["pack"] = pack_config_from_args(args, default_pack(name))
+        options.pop("budget", None)  # in the pack
+    return make_explorer(name, **options)
+
+
+def _option_values(args: argparse.Namespace, name: str) -> dict[str, Any]:
+    """The values of the options :func:`given_options` lists (``pack``: see :func:`explorer_from_args`)."""
+    return {
+        "retriever_options": dict(args.retriever_option),
+        "chunker_options": chunker_options_from_args(args),
+        "chunker": args.chunker,
+        "budget": getattr(args, "budget", None),
+        "top_n": getattr(args, "top_n", None),
+        "priors": priors_from_args(args) if hasattr(args, "no_priors") else None,
+        "ranker_model": getattr(args, "ranker_model", None),
+        "files_first": getattr(args, "files_first", 0),
+    }
