@@ -80,7 +80,7 @@ CONFIGS: list[tuple[str, str, dict[str, Any]]] = [
 
 
 def available_configs() -> list[tuple[str, str, dict[str, Any]]]:
-    """:data:`CONFIGS` without the optional backends that are not installed (bm25s is the ``bm25s`` extra)."""
+    """The :data:`CONFIGS` without the optional backends that are not installed (bm25s is the ``bm25s`` extra)."""
     import importlib.util
 
     return [c for c in CONFIGS if c[2].get("backend") != "bm25s" or importlib.util.find_spec("bm25s") is not None]

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from swe_explore.chunking.types import Region
 from swe_explore.evaluation.bench import (
     SNAPSHOT_MARKER,
     BenchRecord,
@@ -307,7 +308,7 @@ def test_unknown_line_count_mode(tmp_path: Path) -> None:
 
 def test_make_row_has_the_reference_fields() -> None:
     """A row carries the reference fields; regions become dicts; explorer_config only when non-empty."""
-    row = make_row("i", "bm25", [("a.py", 1, 80)], {"precision": 0.5}, explorer_config={"chunk_size": 80})
+    row = make_row("i", "bm25", [Region("a.py", 1, 80)], {"precision": 0.5}, explorer_config={"chunk_size": 80})
     assert row == {
         "instance_id": "i",
         "explorer": "bm25",
@@ -329,7 +330,7 @@ def test_writer_appends_and_reader_reads_back(tmp_path: Path) -> None:
     """Rows written in two sessions are read back in order; done ids are those present in every file."""
     path = tmp_path / "out" / "bm25" / "top5.jsonl"
     with ResultsWriter(path) as writer:
-        writer.write(make_row("a", "bm25", [("x.py", 1, 2)]))
+        writer.write(make_row("a", "bm25", [Region("x.py", 1, 2)]))
     with ResultsWriter(path) as writer:
         writer.write(make_row("b", "bm25", []))
     rows = read_rows(path)
@@ -377,8 +378,8 @@ def test_evaluate_rows_scores_in_bench_order(bench: tuple[list[BenchRecord], Pat
     records, repos = bench
     rows = [
         make_row("o__r-2", "bm25", [], outcome=OUTCOME_ERROR, error="boom"),
-        make_row("o__r-1", "bm25", [("a.py", 1, 5), ("z.py", 1, 5)]),
-        make_row("p__q-3", "bm25", [("a.py", 1, 10)]),
+        make_row("o__r-1", "bm25", [Region("a.py", 1, 5), Region("z.py", 1, 5)]),
+        make_row("p__q-3", "bm25", [Region("a.py", 1, 10)]),
     ]
     scored = evaluate_rows(rows, records, repos)
     assert [r["instance_id"] for r in scored] == ["o__r-1", "o__r-2"]  # p__q-3 has no snapshot
@@ -397,7 +398,7 @@ def test_evaluate_rows_scores_in_bench_order(bench: tuple[list[BenchRecord], Pat
 def test_evaluate_rows_missing_duplicate_and_unknown_rows(bench: tuple[list[BenchRecord], Path]) -> None:
     """A record without a row is NOT_ATTEMPTED (0) by default; duplicates and unknown ids are errors."""
     records, repos = bench
-    rows = [make_row("o__r-1", "bm25", [("a.py", 1, 10)])]
+    rows = [make_row("o__r-1", "bm25", [Region("a.py", 1, 10)])]
     scored = evaluate_rows(rows, records, repos)
     assert scored[1]["instance_id"] == "o__r-2" and scored[1]["outcome"] == OUTCOME_NOT_ATTEMPTED
     assert scored[1]["metrics"] == zero_metrics()

@@ -29,9 +29,14 @@ def test_explore_returns_packed_regions_best_first(tmp_path: Path) -> None:
 
 def test_repeated_queries_reuse_the_loaded_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the first query on a snapshot opens its index; the next ones reuse it."""
-    calls = []
+    calls: list[int] = []
     real_open = explorers.open_index
-    monkeypatch.setattr(explorers, "open_index", lambda *a, **k: calls.append(1) or real_open(*a, **k))
+
+    def counting_open(*a: Any, **k: Any) -> Any:
+        calls.append(1)
+        return real_open(*a, **k)
+
+    monkeypatch.setattr(explorers, "open_index", counting_open)
     explorer = make_explorer("bm25", store=tmp_path)
     first = explorer.explore(PYSHOP, "discount code")
     second = explorer.explore(PYSHOP, "discount code")
@@ -46,9 +51,11 @@ def test_empty_query_gives_no_regions(tmp_path: Path) -> None:
 def test_priors_off_gives_the_raw_ranking(tmp_path: Path) -> None:
     """With RankPriors.off() the docs file can rank first for a prose query that matches it best."""
     raw = make_explorer("bm25", priors=RankPriors.off(), pack=PackConfig.plain(k=1), store=tmp_path)
+    assert isinstance(raw, IndexedExplorer)
     ranked_raw = raw.rank(PYSHOP, "Using pyshop: set cart.discount_code to get ten percent off")
     assert ranked_raw[0].chunk.path == "docs/usage.md"
     tuned = make_explorer("bm25", pack=PackConfig.plain(k=1), store=tmp_path)
+    assert isinstance(tuned, IndexedExplorer)
     ranked = tuned.rank(PYSHOP, "Using pyshop: set cart.discount_code to get ten percent off")
     assert ranked[0].chunk.path != "docs/usage.md"
 

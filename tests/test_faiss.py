@@ -33,7 +33,8 @@ def test_br19_raw_inner_product_prefers_long_vectors(
     model = tiny_model_factory({"exact": [1.0, 0.0], "long": [3.0, 1.0]})
     r = FaissRetriever(model=str(model), fields=("text",))
     r.build(_chunks(["exact", "long"]))
-    assert r.search("exact") == [Hit(0, pytest.approx(1.0)), Hit(1, pytest.approx(3 / np.sqrt(10)))]
+    # pytest.approx stands in for the float score
+    assert r.search("exact") == [Hit(0, pytest.approx(1.0)), Hit(1, pytest.approx(3 / np.sqrt(10)))]  # type: ignore[arg-type]
 
 
 def test_br20_more_neighbours_than_vectors(tiny_model_dir: Path) -> None:
@@ -46,7 +47,8 @@ def test_br20_more_neighbours_than_vectors(tiny_model_dir: Path) -> None:
     r = FaissRetriever(model=str(tiny_model_dir), fields=("text",))
     r.build(_chunks(["alpha", "request", "delta"]))
     hits = r.search("alpha", top_n=10)
-    assert hits == [Hit(0, pytest.approx(1.0)), Hit(1, pytest.approx(0.6))]  # 'delta' is orthogonal: score 0
+    # pytest.approx stands in for the float score
+    assert hits == [Hit(0, pytest.approx(1.0)), Hit(1, pytest.approx(0.6))]  # type: ignore[arg-type]  # 'delta' is orthogonal: score 0
 
 
 def test_faiss_search_filters_padding_ids() -> None:
@@ -61,7 +63,8 @@ def test_faiss_search_filters_padding_ids() -> None:
             """Two real neighbours, then padding."""
             return np.array([[0.9, 0.0, -3.4e38, -3.4e38]]), np.array([[2, 3, -1, -1]])
 
-    assert faiss_search(PaddedIndex(), np.zeros(2, np.float32), 4) == [Hit(2, pytest.approx(0.9))]
+    # pytest.approx stands in for the float score
+    assert faiss_search(PaddedIndex(), np.zeros(2, np.float32), 4) == [Hit(2, pytest.approx(0.9))]  # type: ignore[arg-type]
 
 
 def test_flat_top_k_equals_numpy_brute_force() -> None:

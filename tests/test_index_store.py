@@ -6,15 +6,17 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from swe_explore.chunking.registry import make_chunker
 from swe_explore.chunking.types import Chunk
-from swe_explore.indexes.build import ensure_index, open_index
+from swe_explore.indexes.build import BuildReport, ensure_index, open_index
 from swe_explore.indexes.files import CorruptIndexError, StaleIndexError, file_sha256, load_retriever, save_retriever
 from swe_explore.indexes.store import ChunkTable, atomic_directory, config_key
+from swe_explore.retrievers.base import Retriever
 from swe_explore.retrievers.registry import make_retriever
 
 
@@ -31,7 +33,7 @@ def snapshot(tmp_path: Path) -> Path:
     return root
 
 
-def _build(snapshot: Path, store: Path, **kwargs: object) -> object:
+def _build(snapshot: Path, store: Path, **kwargs: Any) -> BuildReport:
     return ensure_index(snapshot, store, make_chunker("function"), [make_retriever("bm25")], **kwargs)
 
 
@@ -164,7 +166,7 @@ def test_chunk_table_rejects_out_of_range_ids(tmp_path: Path) -> None:
         ChunkTable.load(tmp_path)
 
 
-def _every_retriever(model: Path) -> list[object]:
+def _every_retriever(model: Path) -> list[Retriever]:
     """bm25, tfidf, potion, faiss and hybrid (bm25 + potion), the embedding ones on the given model."""
     return [
         make_retriever("bm25"),
@@ -413,7 +415,7 @@ def test_damaged_retriever_file_is_never_up_to_date(
     store = tmp_path / "store"
     options = {"model": str(tiny_model_dir)} if name in ("potion", "faiss") else {}
 
-    def build(rebuild: bool = False) -> object:
+    def build(rebuild: bool = False) -> BuildReport:
         return ensure_index(
             snapshot, store, make_chunker("function"), [make_retriever(name, **options)], rebuild=rebuild
         )
@@ -510,7 +512,7 @@ def test_explicit_model_wins_over_the_env_var(
     other = tiny_model_dir
     store = tmp_path / "store"
 
-    def wanted() -> list[object]:
+    def wanted() -> list[Retriever]:
         return [
             make_retriever("potion", model=model),
             make_retriever("faiss", model=model),

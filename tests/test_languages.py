@@ -147,7 +147,7 @@ def test_php_with_and_without_opening_tag() -> None:
     assert spec.grammar_for(tagged) == ("tree_sitter_php", "language_php")
     assert spec.grammar_for(untagged) == ("tree_sitter_php", "language_php_only")
     for text in (tagged, untagged):
-        root = get_parser(spec.grammar_for(text)).parse(text.encode()).root_node  # type: ignore[arg-type]
+        root = get_parser(spec.grammar_for(text)).parse(text.encode()).root_node
         assert not root.has_error
         assert "function_definition" in {n.type for n in root.children}
     # The tagged grammar alone would see untagged code as HTML text: that is why the variant exists.

@@ -99,9 +99,10 @@ def test_regions_accepted_as_dict_tuple_list_and_chunk() -> None:
     chunk = Chunk(path="a.py", start=3, end=7, kind="window", text="x")
     assert {Region.from_json(r) for r in (reg("a.py", 3, 7), ("a.py", 3, 7), ["a.py", 3, 7], chunk)} == {("a.py", 3, 7)}
     g = gt([reg("a.py", 1, 5)])
+    # a Chunk and a bare tuple are outside the annotated Preds type on purpose: the runtime accepts them too
     assert (
-        evaluate_instance([chunk], g)
-        == evaluate_instance([("a.py", 3, 7)], g)
+        evaluate_instance([chunk], g)  # type: ignore[list-item]
+        == evaluate_instance([("a.py", 3, 7)], g)  # type: ignore[list-item]
         == evaluate_instance([reg("a.py", 3, 7)], g)
     )
 
@@ -495,7 +496,7 @@ def _literal_metrics(preds: list[tuple[str, int, int]], g: dict[str, Any], count
         return None if e < 1 else (max(1, s), e)
 
     def lines(regions: list[tuple[str, int, int]]) -> set[tuple[str, int]]:
-        out = set()
+        out: set[tuple[str, int]] = set()
         for p, s, e in regions:
             r = res(p, s, e)
             if r:
@@ -623,7 +624,7 @@ def test_metrics_match_a_literal_line_by_line_implementation() -> None:
             "read_optional_files_map": {"m": rng.sample(paths, rng.randint(0, 2))},
             "main_files": rng.sample(paths, rng.randint(0, 2)),
         }
-        ours = evaluate_instance(preds, g, counts)
+        ours = evaluate_instance([Region(*p) for p in preds], g, counts)
         literal = _literal_metrics(preds, g, counts)
         assert ours == pytest.approx(literal, abs=1e-12), (preds, g, counts)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -14,7 +16,7 @@ def _c(path: str, start: int, end: int, symbol: str = "") -> Chunk:
     return Chunk(path, start, end, kind="function", symbol=symbol, language="python")
 
 
-def _spans(regions: list[Chunk]) -> list[tuple[str, int, int]]:
+def _spans(regions: Sequence[Region | Chunk]) -> list[tuple[str, int, int]]:
     return [(r.path, r.start, r.end) for r in regions]
 
 
@@ -93,8 +95,9 @@ def test_empty_ranking_and_k_larger_than_chunks() -> None:
 @pytest.mark.parametrize("field,value", [("k", 0), ("budget", 0), ("merge_gap", -1), ("max_region_lines", 0)])
 def test_invalid_config_is_rejected(field: str, value: int) -> None:
     """Out-of-range parameters raise ValueError naming the parameter."""
+    kwargs: dict[str, Any] = {field: value}
     with pytest.raises(ValueError, match=field):
-        PackConfig(**{field: value})
+        PackConfig(**kwargs)
 
 
 @pytest.mark.parametrize("seed", range(40))

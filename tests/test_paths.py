@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from swe_explore.chunking.types import Region
 from swe_explore.evaluation.bench import BenchRecord
 from swe_explore.evaluation.metrics import evaluate_instance, hit_file_rate, recall
 from swe_explore.evaluation.paths import normalize_path
@@ -38,23 +39,23 @@ def test_normalize_path(raw: str, expected: str) -> None:
 def test_paths_keep_their_identity_in_the_evaluator(path: str) -> None:
     """A predicted path equal to the GT path hits it, and normalize_path leaves it unchanged."""
     gt = {"read_core_regions": [{"path": path, "start": 1, "end": 5}], "read_core_files": [path]}
-    assert hit_file_rate([(path, 1, 5)], gt) == 1.0
-    assert recall([(path, 1, 5)], gt) == 1.0
+    assert hit_file_rate([Region(path, 1, 5)], gt) == 1.0
+    assert recall([Region(path, 1, 5)], gt) == 1.0
     assert normalize_path(path) == path
 
 
 def test_dotdot_path_is_not_the_plain_path() -> None:
     """'../x.py' does not hit a GT 'x.py' (the reference does not resolve .. either)."""
     gt = {"read_core_regions": [{"path": "x.py", "start": 1, "end": 5}], "read_core_files": ["x.py"]}
-    assert hit_file_rate([("../x.py", 1, 5)], gt) == 0.0
+    assert hit_file_rate([Region("../x.py", 1, 5)], gt) == 0.0
 
 
 def test_dot_slash_differs_in_reference_mode_and_matches_after_normalisation() -> None:
     """'./a.py' misses GT 'a.py' when compared exactly, and hits it after normalize_path."""
     gt = {"read_core_regions": [{"path": "a.py", "start": 1, "end": 5}], "read_core_files": ["a.py"]}
-    raw = evaluate_instance([("./a.py", 1, 5)], gt)
+    raw = evaluate_instance([Region("./a.py", 1, 5)], gt)
     assert raw["hit_file_rate"] == 0.0 and raw["recall"] == 0.0 and raw["noise_file_rate"] == 1.0
-    fixed = evaluate_instance([(normalize_path("./a.py"), 1, 5)], gt)
+    fixed = evaluate_instance([Region(normalize_path("./a.py"), 1, 5)], gt)
     assert fixed["hit_file_rate"] == 1.0 and fixed["recall"] == 1.0 and fixed["noise_file_rate"] == 0.0
 
 

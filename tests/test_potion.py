@@ -66,7 +66,8 @@ def test_missing_model_directory() -> None:
 def test_cosine_ranking_and_zero_vectors(tiny_model_dir: Path) -> None:
     """Exact match scores 1, a half match 1/sqrt(2); empty and unknown-word chunks are zero vectors, never returned."""
     r = _potion(tiny_model_dir, ["alpha", "beta", "alpha beta", "", "zzz unknown"])
-    assert r.search("alpha") == [Hit(0, pytest.approx(1.0)), Hit(2, pytest.approx(1 / math.sqrt(2)))]
+    # pytest.approx stands in for the float score
+    assert r.search("alpha") == [Hit(0, pytest.approx(1.0)), Hit(2, pytest.approx(1 / math.sqrt(2)))]  # type: ignore[arg-type]
     vectors = r.state().files["vectors.npy"]
     assert np.linalg.norm(vectors, axis=1) == pytest.approx([1, 1, 1, 0, 0], abs=1e-6)
     assert np.isfinite(vectors).all() and vectors.dtype == np.float32
@@ -79,7 +80,8 @@ def test_br21_long_chunk_tail(tiny_model_factory: ModelFactory) -> None:
     texts = ["filler " * 600 + "needle", "filler"]
     full = _potion(model, texts, max_length=None)
     # mean = (600 * (1, 0) + (0, 1)) / 601 -> unit vector (600, 1) / sqrt(360001); cosine with (0, 1):
-    assert full.search("needle") == [Hit(0, pytest.approx(1 / math.sqrt(360001), rel=1e-4))]
+    # pytest.approx stands in for the float score
+    assert full.search("needle") == [Hit(0, pytest.approx(1 / math.sqrt(360001), rel=1e-4))]  # type: ignore[arg-type]
     truncated = _potion(model, texts)
     assert truncated.config()["max_length"] == 512
     assert truncated.search("needle") == []
@@ -144,7 +146,8 @@ def test_env_var_never_overrides_the_model_asked_for(
     recorded = load_retriever(tmp_path)
     for loaded in (explicit, recorded):
         assert loaded.config()["model"] == str(tiny_model_dir)
-        assert loaded.search("alpha") == r.search("alpha") == [Hit(0, pytest.approx(1.0))]
+        # pytest.approx stands in for the float score
+        assert loaded.search("alpha") == r.search("alpha") == [Hit(0, pytest.approx(1.0))]  # type: ignore[arg-type]
     assert PotionRetriever(fields=("text",)).config()["model"] == str(other)  # building: env var over default
     assert PotionRetriever(model=str(tiny_model_dir)).config()["model"] == str(tiny_model_dir)  # explicit wins
 
@@ -169,7 +172,8 @@ def test_env_var_replaces_a_recorded_model_that_is_missing(
     monkeypatch.setenv(MODEL_ENV_VAR, str(tiny_model_dir))  # the same weights, elsewhere
     loaded = load_retriever(tmp_path / "index")
     assert loaded.config()["model"] == str(tiny_model_dir)
-    assert loaded.search("beta") == r.search("beta") == [Hit(1, pytest.approx(1.0))]
+    # pytest.approx stands in for the float score
+    assert loaded.search("beta") == r.search("beta") == [Hit(1, pytest.approx(1.0))]  # type: ignore[arg-type]
 
 
 @pytest.mark.slow

@@ -8,6 +8,7 @@ import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from swe_explore.commands.index import main as index_main
 from swe_explore.indexes import cache as cache_module
 from swe_explore.indexes.build import BuildReport, ensure_index
 from swe_explore.indexes.reuse import _decode_counts, _encode_counts, _merge_counts, _split_counts
+from swe_explore.retrievers.base import Retriever
 from swe_explore.retrievers.features import counts_from_tokens
 from swe_explore.retrievers.potion import Embedder, embed_chunks
 from swe_explore.retrievers.registry import make_retriever
@@ -38,7 +40,7 @@ def _write_snapshot(root: Path, a_text: str) -> Path:
     return root
 
 
-def _retrievers(model: Path) -> list:
+def _retrievers(model: Path) -> list[Retriever]:
     embed = {"model": str(model)}
     return [
         make_retriever("bm25"),
@@ -49,7 +51,7 @@ def _retrievers(model: Path) -> list:
     ]
 
 
-def _build(snapshot: Path, store: Path, model: Path, reuse: bool, **kwargs: object) -> BuildReport:
+def _build(snapshot: Path, store: Path, model: Path, reuse: bool, **kwargs: Any) -> BuildReport:
     return ensure_index(snapshot, store, make_chunker("function"), _retrievers(model), reuse=reuse, **kwargs)
 
 
@@ -156,7 +158,9 @@ def test_term_counts_from_pieces_equal_counting_all_chunks() -> None:
     whole = counts_from_tokens(docs)
     split = _split_counts(whole)
     assert split is not None
-    pieces = _decode_counts([_encode_counts(p) for p in split])
+    decoded = _decode_counts([_encode_counts(p) for p in split])
+    pieces = [p for p in decoded if p is not None]
+    assert len(pieces) == len(decoded)  # every payload well-formed
     assert pieces[0] == (b"alpha\0beta", np.array([1, 2], dtype="<i4").tobytes())
     assert pieces[1] == (b"", b"")
     merged = _merge_counts(pieces)

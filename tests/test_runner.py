@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from swe_explore.chunking.types import Region
 from swe_explore.commands.explorer_args import parse_option
 from swe_explore.evaluation.bench import load_bench
 from swe_explore.evaluation.runner import ConcurrentRunError, exclusive_lock, run_explorer
@@ -26,13 +27,13 @@ class _Explorer:
 
     def __init__(self, fail: set[str]) -> None:
         self.fail = fail
-        self.calls: list[str] = []
+        self.calls: list[str | None] = []
 
-    def explore(self, snapshot: Path, query: str, name: str) -> list[dict[str, Any]]:
-        self.calls.append(name)
-        if name in self.fail:
+    def explore(self, snapshot_dir: Path, query: str, snapshot_name: str | None = None) -> list[Region]:
+        self.calls.append(snapshot_name)
+        if snapshot_name in self.fail:
             raise RuntimeError("boom")
-        return [{"path": "README.md", "start": 1, "end": 2}]
+        return [Region("README.md", 1, 2)]
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:

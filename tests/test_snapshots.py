@@ -230,4 +230,5 @@ def test_blobs_missing_from_the_mirror_are_left_out_and_listed(tmp_path: Path) -
     (repo / ".git" / "objects" / blob[:2] / blob.strip()[2:]).unlink()  # loose object of the new repo
     target = export_commit(repo / ".git", SnapshotTask("o__r-1", "o/r", head), tmp_path / "repos")
     assert sorted(p.name for p in target.iterdir()) == [".swe-explore-snapshot.json", "a.py"]
-    assert read_marker(target)["missing_files"] == ["big.dat"]
+    marker = read_marker(target)
+    assert marker is not None and marker["missing_files"] == ["big.dat"]

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
 from swe_explore.retrievers.wordcache import WordCacheEncoder, supports_word_cache
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 WORDS = ["def", "get", "##ter", "user", "name", "self", "return", "cafe", "a", "b", "##c", "x", "1", "##2", "mask"]
 PUNCT = list("_():.,[]#=\"'!-/{}`~")
@@ -30,7 +34,7 @@ TEXTS = [
 ]
 
 
-def _bert_tokenizer():
+def _bert_tokenizer() -> Tokenizer:
     """A tiny BERT-uncased-style tokenizer: BertNormalizer + BertPreTokenizer + WordPiece, special tokens added."""
     from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers
 
