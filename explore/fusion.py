@@ -35,11 +35,10 @@ from swe_explore.explore.features import (
 from swe_explore.explore.packing import LEARNED_PACK, PackConfig, files_first, gate_files, pack
 from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.explore.ranker import DEFAULT_MODEL, RankerEnsemble, load_ensemble
-from swe_explore.indexes.build import ensure_index, open_index
+from swe_explore.indexes.build import ensure_graph_once, ensure_index, open_index
 from swe_explore.indexes.graph import (
     CorruptGraphError,
     chunks_fingerprint,
-    ensure_graph,
     graph_dir_for,
     open_graph,
 )
@@ -161,7 +160,7 @@ class FusionExplorer:
             Path(snapshot_dir), self.store, self._chunker, self._retrievers(), self.walk, self.rebuild, snapshot_name
         )
         if self._graph:
-            ensure_graph(Path(snapshot_dir), self.store, self._chunker, self.walk, self.rebuild, snapshot_name)
+            ensure_graph_once(Path(snapshot_dir), self.store, self._chunker, self.walk, self.rebuild, snapshot_name)
 
     def load(self, snapshot_dir: str | Path, snapshot_name: str | None = None) -> SnapshotIndex:
         """The snapshot's loaded index (built if needed); the last one loaded is kept in memory.

@@ -29,6 +29,7 @@ holding the lock to its last write, so concurrent builders of one index build it
 reuse it) and only temporaries that dead builders left are removed, at the next build of their index
 (:func:`~indexes.store.remove_abandoned_temporaries`). A store that cannot be written (read-only file system, no
 permission) then gives :class:`~indexes.store.ReadOnlyStoreError` naming the index that is missing.
+:func:`ensure_graph_once` does the same for the symbol graph (:func:`indexes.graph.ensure_graph`).
 
 Reuse (``reuse=True``): the chunks, term counts and vectors of every file already processed under the same
 configuration, in any snapshot, are taken from the store's content-addressed cache (:mod:`indexes.cache`,
@@ -62,6 +63,7 @@ from swe_explore.indexes.files import (
     file_records,
     file_sha256,
     load_retriever,
+    read_json,
     save_retriever,
     write_json,
 )
@@ -356,6 +358,59 @@ def building_lock(chunk_dir: Path, needed: Path) -> Iterator[None]:
         raise ReadOnlyStoreError(needed, exc) from None
     with stack:
         yield
+
+
+def ensure_graph_once(
+    snapshot_dir: Path,
+    store: Path,
+    chunker: Chunker,
+    walk_config: WalkConfig | None = None,
+    rebuild: bool = False,
+    snapshot_name: str | None = None,
+) -> bool:
+    """:func:`indexes.graph.ensure_graph` as :func:`ensure_index` builds: checked first without a lock and without
+    writing, then built under the index's lock, so concurrent builders build each snapshot's graph once.
+
+    The graph lives in the chunker directory (``<chunker dir>/graph``) and is built from its chunk table, so it
+    is built under that index's :class:`~indexes.store.IndexLock`: the chunk table cannot be replaced meanwhile,
+    and :func:`~indexes.store.remove_abandoned_temporaries` (which a lock holder runs on the chunker directory)
+    never meets a live builder's graph temporary. A second builder waits, then :func:`~indexes.graph.ensure_graph`
+    finds the graph the first one wrote and reuses it. A current graph (it records the fingerprint of the chunk
+    table it was built from) is reused without taking the lock, so a read-only store is fine.
+
+    :param snapshot_dir: the snapshot.
+    :param store: index store root.
+    :param chunker: the chunk strategy of the index (call after :func:`ensure_index` with the same one).
+    :param walk_config: the walking rules (default ``WalkConfig()``).
+    :param rebuild: rebuild even when current.
+    :param snapshot_name: the snapshot's name in the store (default: the directory name).
+    :return: whether the graph was built (``False``: reused).
+    :raises FileNotFoundError: if the chunk table was never built.
+    :raises CorruptIndexError: if the chunk table is broken.
+    :raises ReadOnlyStoreError: naming the graph directory, if the graph must be built and the store cannot be
+        written.
+    """
+    from swe_explore.indexes.graph import GRAPH_DIR, GRAPH_JSON, ensure_graph
+
+    walk_config = walk_config or WalkConfig()
+    cdir = chunk_dir_for(store, snapshot_name or Path(snapshot_dir).name, chunker, walk_config)
+    broken: CorruptIndexError | None = None
+    if not rebuild and (cdir / MANIFEST).is_file() and (cdir / GRAPH_DIR / GRAPH_JSON).is_file():
+        try:
+            manifest = read_json(cdir / MANIFEST)
+            table = ChunkTable.load(cdir, manifest["counts"]["chunks"], manifest.get("files"))
+            with contextlib.suppress(CorruptIndexError):  # an unreadable graph is rebuilt below
+                if read_json(cdir / GRAPH_DIR / GRAPH_JSON).get("fingerprint") == table.fingerprint():
+                    return False
+        except CorruptIndexError as exc:  # decided under the lock (a builder may be replacing the table)
+            broken = exc
+    try:
+        with building_lock(cdir, cdir / GRAPH_DIR):
+            return ensure_graph(Path(snapshot_dir), Path(store), chunker, walk_config, rebuild, snapshot_name)
+    except ReadOnlyStoreError:
+        if broken is not None:
+            raise broken from None
+        raise
 
 
 def _first_not_current(run: _Run, chunker: Chunker, retrievers: Sequence[Retriever]) -> Path | None:

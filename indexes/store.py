@@ -415,9 +415,10 @@ def now_iso() -> str:
 class ReadOnlyStoreError(ValueError):
     """An index must be built but the store cannot be written (read-only file system, no permission).
 
-    Raised by :func:`indexes.build.ensure_index` only when something is missing or stale: a fully built store is
-    queried without writing. The message is one line, ``"<index directory>: missing or stale, and the store is
-    read-only (<OS reason>); build it with scripts/index_repos.py in a writable store"``.
+    Raised by :func:`indexes.build.ensure_index` (and :func:`~indexes.build.ensure_graph_once`) only when something
+    is missing or stale: a fully built store is queried without writing. The message is one line,
+    ``"<index directory>: missing or stale, and the store is read-only (<OS reason>); build it with
+    scripts/index_repos.py in a writable store"``.
 
     :param path: the index directory that would have to be built.
     :param cause: the error of the attempt to take the index's lock.

@@ -18,7 +18,7 @@ from swe_explore.chunking.registry import make_chunker
 from swe_explore.chunking.walk import WalkConfig
 from swe_explore.commands.explore import main as explore_main
 from swe_explore.explore.explorer import IndexedExplorer
-from swe_explore.indexes.build import chunk_dir_for, retriever_dir_for
+from swe_explore.indexes.build import chunk_dir_for, ensure_graph_once, ensure_index, retriever_dir_for
 from swe_explore.indexes.store import ReadOnlyStoreError
 from swe_explore.retrievers.registry import make_retriever
 
@@ -144,6 +144,23 @@ def test_case4_explore_command_reports_a_read_only_store_in_one_line(
     assert info.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "read-only" in err and "Traceback" not in err
+
+
+def test_case4_read_only_store_reuses_its_graph_and_names_a_missing_one(
+    snapshot: Path, tmp_path: Path, read_only: Callable[[Path], list[str]]
+) -> None:
+    """The symbol graph too: a built one is reused from a read-only store without writing; a missing one (another
+    snapshot name) is refused naming its directory."""
+    store, chunker = tmp_path / "store", make_chunker("function")
+    for name in ("a", "b"):
+        ensure_index(snapshot, store, chunker, [make_retriever("bm25")], snapshot_name=name)
+    assert ensure_graph_once(snapshot, store, chunker, snapshot_name="a") is True
+    refused = read_only(store)
+    assert ensure_graph_once(snapshot, store, chunker, snapshot_name="a") is False
+    assert refused == []
+    with pytest.raises(ReadOnlyStoreError) as info:
+        ensure_graph_once(snapshot, store, chunker, snapshot_name="b")
+    assert str(info.value).startswith(f"{chunk_dir_for(store, 'b', chunker, WalkConfig()) / 'graph'}: ")
 
 
 def test_case4_chmod_read_only_store_is_queried(snapshot: Path, tmp_path: Path) -> None:
