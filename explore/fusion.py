@@ -39,7 +39,7 @@ from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.explore.ranker import DEFAULT_RANKER_MODEL, RankerEnsemble, load_ensemble
 from swe_explore.indexes.build import ensure_index, open_index
 from swe_explore.indexes.graph import CorruptGraphError, chunks_fingerprint
-from swe_explore.indexes.graph_store import ensure_graph, graph_dir_for, open_graph
+from swe_explore.indexes.graph_store import ensure_graph_once, graph_dir_for, open_graph
 from swe_explore.indexes.store import LastLoaded, default_store, snapshot_key
 from swe_explore.retrievers.registry import make_retriever
 
@@ -160,7 +160,7 @@ class FusionExplorer:
             Path(snapshot_dir), self.store, self._chunker, self._retrievers(), self.walk, self.rebuild, snapshot_name
         )
         if self._graph:
-            ensure_graph(Path(snapshot_dir), self.store, self._chunker, self.walk, self.rebuild, snapshot_name)
+            ensure_graph_once(Path(snapshot_dir), self.store, self._chunker, self.walk, self.rebuild, snapshot_name)
 
     def load(self, snapshot_dir: str | Path, snapshot_name: str | None = None) -> SnapshotIndex:
         """The snapshot's loaded index (built if needed); the last one loaded is kept in memory

@@ -9,8 +9,9 @@
 - **Resume.** Every index directory is written atomically (temporary directory, then rename) and up-to-date
   indexes are skipped, so a killed batch resumes by running it again; builds are deterministic, so the resumed
   store holds the same files as an uninterrupted run (``tests/test_batch.py`` kills one with SIGKILL).
-- **Concurrency.** Each index is built under its lock (:class:`~indexes.store.IndexLock`), so two batches (or a
-  batch and ``run_baselines.py``) on one store build every index once and both succeed; with ``reuse`` the
+- **Concurrency.** Each index is built under its lock (:class:`~indexes.store.IndexLock`), the symbol graph
+  included, so two batches (or a batch and ``run_baselines.py``) on one store build every index once and both
+  succeed; with ``reuse`` the
   workers share the store's content-addressed cache, whose entries are written atomically.
 - **Where.** ``loky`` (default: local processes), ``threading``, ``sequential`` (in this process), or
   ``dask``: the same tasks on a Dask distributed cluster (``scheduler="tcp://host:8786"``) or, without an
@@ -31,7 +32,7 @@ from typing import Any
 from swe_explore.chunking.registry import make_chunker
 from swe_explore.chunking.walk import WalkConfig
 from swe_explore.indexes.build import ensure_index
-from swe_explore.indexes.graph_store import ensure_graph
+from swe_explore.indexes.graph_store import ensure_graph_once
 from swe_explore.retrievers.registry import make_retriever
 
 #: Joblib backends offered by the scripts; ``dask`` needs ``pip install 'swe-explore-baselines[dask]'``.
@@ -49,8 +50,8 @@ class IndexJob:
     :param rebuild: rebuild even up-to-date or corrupt indexes.
     :param reuse: take what each file contributes from the store's content-addressed cache
         (:func:`~indexes.build.ensure_index`'s ``reuse``).
-    :param graph: also build the symbol graph next to the chunk table (:func:`~indexes.graph_store.ensure_graph`;
-        what the learned explorer reads).
+    :param graph: also build the symbol graph next to the chunk table (:func:`~indexes.graph_store.ensure_graph_once`,
+        under the index's lock like the rest; what the learned explorer reads).
     """
 
     chunker: str = "function"
@@ -102,7 +103,7 @@ def index_one(snapshot: str, store: str, job: IndexJob) -> dict[str, Any]:
         report = ensure_index(Path(snapshot), Path(store), chunker, retrievers, walk, job.rebuild, reuse=job.reuse)
         if job.graph:
             t1 = time.perf_counter()
-            if ensure_graph(Path(snapshot), Path(store), chunker, walk, job.rebuild):
+            if ensure_graph_once(Path(snapshot), Path(store), chunker, walk, job.rebuild):
                 report.built.append("graph")
                 report.seconds["graph"] = time.perf_counter() - t1
             else:

@@ -6,14 +6,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
 
+from swe_explore.chunking.registry import Chunker
+from swe_explore.chunking.walk import WalkConfig
+from swe_explore.indexes.build import building_lock, chunk_dir_for
+from swe_explore.indexes.files import MANIFEST, CorruptIndexError, read_json
 from swe_explore.indexes.graph import GRAPH_JSON, CorruptGraphError, SymbolGraph
 from swe_explore.indexes.graph_build import build_graph
+from swe_explore.indexes.store import ChunkTable, ReadOnlyStoreError
 
-__all__ = ["GRAPH_DIR", "ensure_graph", "graph_dir_for", "open_graph"]
+__all__ = ["GRAPH_DIR", "ensure_graph", "ensure_graph_once", "graph_dir_for", "open_graph"]
 
 GRAPH_DIR = "graph"
 
@@ -27,8 +33,6 @@ def graph_dir_for(store: Path, snapshot: str, chunker: Any, walk_config: Any) ->
     :param walk_config: the walking rules.
     :return: the directory (not checked).
     """
-    from swe_explore.indexes.build import chunk_dir_for
-
     return chunk_dir_for(store, snapshot, chunker, walk_config) / GRAPH_DIR
 
 
@@ -111,3 +115,54 @@ def open_graph(
     if graph.n_chunks != table_files.get("chunks", graph.n_chunks):
         raise CorruptGraphError(gdir / GRAPH_JSON, "built from another chunk table (stale graph); rebuild it")
     return graph
+
+
+def ensure_graph_once(
+    snapshot_dir: Path,
+    store: Path,
+    chunker: Chunker,
+    walk_config: WalkConfig | None = None,
+    rebuild: bool = False,
+    snapshot_name: str | None = None,
+) -> bool:
+    """:func:`ensure_graph` as :func:`~indexes.build.ensure_index` builds: checked first without a lock and without
+    writing, then built under the index's lock, so concurrent builders build each snapshot's graph once.
+
+    The graph lives in the chunker directory (``<chunker dir>/graph``) and is built from its chunk table, so it
+    is built under that index's :class:`~indexes.store.IndexLock`: the chunk table cannot be replaced meanwhile,
+    and :func:`~indexes.store.remove_abandoned_temporaries` (which a lock holder runs on the chunker directory)
+    never meets a live builder's graph temporary. A second builder waits, then :func:`ensure_graph`
+    finds the graph the first one wrote and reuses it. A current graph (it records the fingerprint of the chunk
+    table it was built from) is reused without taking the lock, so a read-only store is fine.
+
+    :param snapshot_dir: the snapshot.
+    :param store: index store root.
+    :param chunker: the chunk strategy of the index (call after :func:`ensure_index` with the same one).
+    :param walk_config: the walking rules (default ``WalkConfig()``).
+    :param rebuild: rebuild even when current.
+    :param snapshot_name: the snapshot's name in the store (default: the directory name).
+    :return: whether the graph was built (``False``: reused).
+    :raises FileNotFoundError: if the chunk table was never built.
+    :raises CorruptIndexError: if the chunk table is broken.
+    :raises ReadOnlyStoreError: naming the graph directory, if the graph must be built and the store cannot be
+        written.
+    """
+    walk_config = walk_config or WalkConfig()
+    cdir = chunk_dir_for(store, snapshot_name or Path(snapshot_dir).name, chunker, walk_config)
+    broken: CorruptIndexError | None = None
+    if not rebuild and (cdir / MANIFEST).is_file() and (cdir / GRAPH_DIR / GRAPH_JSON).is_file():
+        try:
+            manifest = read_json(cdir / MANIFEST)
+            table = ChunkTable.load(cdir, manifest["counts"]["chunks"], manifest.get("files"))
+            with contextlib.suppress(CorruptIndexError):  # an unreadable graph is rebuilt below
+                if read_json(cdir / GRAPH_DIR / GRAPH_JSON).get("fingerprint") == table.fingerprint():
+                    return False
+        except CorruptIndexError as exc:  # decided under the lock (a builder may be replacing the table)
+            broken = exc
+    try:
+        with building_lock(cdir, cdir / GRAPH_DIR):
+            return ensure_graph(Path(snapshot_dir), Path(store), chunker, walk_config, rebuild, snapshot_name)
+    except ReadOnlyStoreError:
+        if broken is not None:
+            raise broken from None
+        raise

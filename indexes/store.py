@@ -44,7 +44,9 @@ two Dask clients, threads) are safe by two rules:
   :func:`remove_abandoned_temporaries` removes exactly those of the index whose lock the caller holds, never
   another index's, so a live builder's temporaries are never touched.
 
-Readers (:func:`indexes.build.open_index`) take no lock: renames are atomic and every file is checked on load.
+Readers (:func:`indexes.build.open_index`, and :func:`indexes.build.ensure_index` until it finds something to
+build) take no lock: renames are atomic and every file is checked on load. So a fully built store can be queried
+read-only; building in a store that cannot be written raises :class:`ReadOnlyStoreError`.
 """
 
 from __future__ import annotations
@@ -458,3 +460,25 @@ def check_manifest(path: Path, expected: Mapping[str, Any]) -> dict[str, Any]:
 def now_iso() -> str:
     """UTC timestamp for manifests, ``YYYY-MM-DDTHH:MM:SSZ``."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class ReadOnlyStoreError(ValueError):
+    """An index must be built but the store cannot be written (read-only file system, no permission).
+
+    Raised by :func:`indexes.build.ensure_index` (and :func:`~indexes.graph_store.ensure_graph_once`) only when
+    something is missing or stale: a fully built store is queried without writing. The message is one line,
+    ``"<index directory>: missing or stale, and the store is read-only (<OS reason>); build it with
+    scripts/index_repos.py in a writable store"``.
+
+    :param path: the index directory that would have to be built.
+    :param cause: the error of the attempt to take the index's lock.
+    """
+
+    def __init__(self, path: str | Path, cause: OSError) -> None:
+        self.path = Path(path)
+        self.cause = cause
+        reason = cause.strerror or type(cause).__name__
+        super().__init__(
+            f"{path}: missing or stale, and the store is read-only ({reason}); "
+            "build it with scripts/index_repos.py in a writable store"
+        )

@@ -7,7 +7,8 @@ What a refactoring is checked with: build the same stores and result rows with t
 
 Stores: every file under A must exist under B with the same bytes, except ``manifest.json`` files, compared as
 JSON without ``created_at``, ``seconds``, ``toolkit_version`` (at any depth) and the snapshot's ``path`` and
-``stat_signature`` (where and when the snapshot was on disk); ``_reports/`` and ``_cache/`` are skipped. Result
+``stat_signature`` (where and when the snapshot was on disk; only stores built before the content decided
+whether an index is current record the latter); ``_reports/`` and ``_cache/`` are skipped. Result
 files: rows compared as JSON without ``seconds``. Prints the differences; exit status 1 if there is any.
 """
 

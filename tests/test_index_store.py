@@ -48,12 +48,32 @@ def test_build_then_reuse_does_no_work(snapshot: Path, tmp_path: Path) -> None:
 
 
 def test_touched_but_unchanged_snapshot_is_not_rebuilt(snapshot: Path, tmp_path: Path) -> None:
-    """New mtimes with the same content refresh the stat signature but rebuild nothing."""
+    """New mtimes with the same content rebuild nothing: the content decides, not the mtimes."""
     store = tmp_path / "store"
     _build(snapshot, store)
     path = snapshot / "pkg" / "util.py"
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000_000))
     assert _build(snapshot, store).built == []
+
+
+def test_case3_same_size_edit_with_mtime_restored_rebuilds(snapshot: Path, tmp_path: Path) -> None:
+    """An edit that keeps the file's size and gets its mtime restored (git checkout, rsync -t, archive
+    extraction) is still seen: the index is rebuilt and a query finds the new text, not the old chunks."""
+    store = tmp_path / "store"
+    _build(snapshot, store)
+    path = snapshot / "pkg" / "util.py"
+    before = path.stat()
+    old = path.read_text()
+    new = old.replace("slugify", "shipfee")
+    assert len(new) == len(old)
+    path.write_text(new)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    report = _build(snapshot, store)
+    assert report.built == ["chunks", "bm25"]
+    index = open_index(snapshot, store, make_chunker("function"), make_retriever("bm25"))
+    hits = index.retriever.search("shipfee")
+    assert [index.chunks[h.index].symbol for h in hits] == ["shipfee"]
 
 
 def test_changed_snapshot_is_rebuilt(snapshot: Path, tmp_path: Path) -> None:

@@ -172,3 +172,40 @@ def test_lock_file_removed_on_release_is_never_held_twice(tmp_path: Path) -> Non
     assert not lock_path(cdir).exists()
     with IndexLock(cdir, timeout=0):
         pass
+
+
+def test_case8_two_builders_build_the_symbol_graph_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two batch builders of one snapshot with ``graph=True`` at once: the symbol graph is built by exactly one of
+    them and reused by the other, like the chunk table and the retrievers (the graph build is slowed down so that
+    both reach it together)."""
+    from swe_explore.indexes import graph_store as graph_module
+    from swe_explore.indexes.batch import IndexJob, index_one
+
+    builds: list[int] = []
+    real_build = graph_module.build_graph
+
+    def slow_build(*args: object, **kwargs: object) -> object:
+        builds.append(threading.get_ident())
+        time.sleep(0.5)
+        return real_build(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(graph_module, "build_graph", slow_build)
+    store, snapshot = tmp_path / "store", SNAPSHOTS[0]
+    job = IndexJob(retrievers=(("bm25", {}),), graph=True)
+    reports: list[dict[str, object]] = []
+    go = threading.Barrier(2)
+
+    def build() -> None:
+        go.wait(10)
+        reports.append(index_one(str(snapshot), str(store), job))
+
+    threads = [threading.Thread(target=build) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert [r["error"] for r in reports] == [None, None]
+    assert len(builds) == 1
+    assert sorted("graph" in r["built"] for r in reports) == [False, True]  # type: ignore[operator]
+    assert sorted("graph" in r["reused"] for r in reports) == [False, True]  # type: ignore[operator]
+    assert not list(store.rglob("*.lock")) and not list(store.rglob("*.tmp-*"))

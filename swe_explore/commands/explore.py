@@ -25,6 +25,7 @@ from swe_explore.chunking.lines import read_lines
 from swe_explore.chunking.types import Region
 from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
 from swe_explore.evaluation.cli import die
+from swe_explore.indexes.store import ReadOnlyStoreError
 
 
 def region_preview(root: Path, region: Region, n_lines: int) -> list[str]:
@@ -64,7 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         explorer = explorer_from_args(args)
     except ValueError as exc:
         parser.error(str(exc))
-    regions = explorer.explore(args.path, issue)
+    try:
+        regions = explorer.explore(args.path, issue)
+    except ReadOnlyStoreError as exc:
+        die(parser, str(exc))
     previews = [region_preview(args.path, r, args.lines) for r in regions]
     if args.format == "json":
         payload: dict[str, Any] = {
