@@ -19,8 +19,9 @@ from pathlib import Path
 
 from swe_explore.chunking.languages import language_for_path
 from swe_explore.chunking.lines import split_lines
-from swe_explore.chunking.registry import add_chunker_arguments, chunk_snapshot, chunker_from_args
+from swe_explore.chunking.registry import chunk_snapshot
 from swe_explore.chunking.types import Chunk, SourceFile
+from swe_explore.commands._args import add_chunker_arguments, chunker_from_args
 
 
 def _row(chunk: Chunk, with_text: bool) -> dict[str, object]:

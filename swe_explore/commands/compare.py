@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from swe_explore.chunking.registry import DEFAULT_CHUNKER
+from swe_explore.commands._args import add_bench_arguments, die, load_bench_args
 from swe_explore.commands.evaluate import record_language
 from swe_explore.evaluation.bench import BenchRecord
-from swe_explore.evaluation.cli import add_bench_arguments, die, load_bench_args
 from swe_explore.evaluation.metrics import METRIC_NAMES
 from swe_explore.evaluation.plots import Bar, bar_chart, delta_chart, pyplot
 from swe_explore.evaluation.results import (

@@ -23,7 +23,7 @@ from typing import Any
 
 from swe_explore.chunking.lines import read_lines
 from swe_explore.chunking.types import Region
-from swe_explore.evaluation.cli import die
+from swe_explore.commands._args import die
 from swe_explore.explore.options import add_explorer_arguments, explorer_from_args
 
 

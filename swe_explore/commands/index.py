@@ -42,8 +42,9 @@ from typing import Any
 
 from tqdm import tqdm
 
+from swe_explore import MINI_REPOS
+from swe_explore.commands._args import die
 from swe_explore.evaluation.bench import find_snapshot, load_bench
-from swe_explore.evaluation.cli import MINI_REPOS, die
 from swe_explore.explore.explorer import EMBEDDING_RETRIEVERS, resolve_model_path
 from swe_explore.explore.options import add_explorer_arguments, chunker_options_from_args
 from swe_explore.indexes.batch import BATCH_BACKENDS, IndexJob, index_many

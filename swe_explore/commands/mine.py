@@ -35,7 +35,7 @@ from swe_explore.benchprep.mine import (
     mine,
     write_outputs,
 )
-from swe_explore.evaluation.cli import die
+from swe_explore.commands._args import die
 
 
 def _summary(report: MineReport, out: Path, report_file: Path) -> str:

@@ -42,8 +42,8 @@ from swe_explore.benchprep.release import (
     write_text_atomic,
 )
 from swe_explore.benchprep.snapshots import SnapshotTask
+from swe_explore.commands._args import die
 from swe_explore.commands.materialize import add_snapshot_arguments, run_materialize
-from swe_explore.evaluation.cli import die
 
 MAX_LISTED = 50
 """Unjoined rows printed on screen (all of them are in the report)."""

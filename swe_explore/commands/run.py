@@ -21,8 +21,9 @@ import sys
 import time
 from pathlib import Path
 
+from swe_explore.commands._args import add_bench_arguments, die, load_bench_args
 from swe_explore.evaluation.bench import load_bench
-from swe_explore.evaluation.cli import MAIN_METRICS, add_bench_arguments, die, load_bench_args
+from swe_explore.evaluation.metrics import MAIN_METRICS
 from swe_explore.evaluation.results import Coverage, evaluate_rows, format_table, read_rows, summarize
 from swe_explore.evaluation.runner import ConcurrentRunError, ConfigMismatchError, run_explorer
 from swe_explore.explore.options import add_explorer_arguments, explorer_from_args

@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from swe_explore.commands._args import die
 from swe_explore.evaluation.bench import find_snapshot, load_bench
-from swe_explore.evaluation.cli import die
 from swe_explore.explore.features import CandidateConfig, feature_names
 from swe_explore.explore.options import parse_option
 from swe_explore.explore.ranker import LABEL_SCHEMES, MODELS_DIR, RankerModel, train
