@@ -78,7 +78,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_explore.chunking.languages import TEXT, language_for_path
-from swe_explore.evaluation.bench import iter_jsonl, note_first_line, parse_record
+from swe_explore.evaluation.bench import BenchRecord, iter_jsonl, note_first_line, parse_record
 
 PRO_QUERY_MODES: tuple[str, ...] = ("problem", "full")
 """The ``--pro-query`` choices (see the module docstring)."""
@@ -638,6 +638,16 @@ def _pick(weights: Mapping[str, int], files: Mapping[str, int]) -> str | None:
     if not weights:
         return None
     return min(weights, key=lambda lang: (-weights[lang], -files.get(lang, 0), lang))
+
+
+def record_language(record: BenchRecord) -> str:
+    """A bench record's language, the grouping of ``swe-explore evaluate`` and ``compare``: its ``language``
+    field, else :func:`instance_language` of its ground truth (docs/config files do not count), else ``"-"``.
+
+    :param record: the record.
+    :return: the language name, or ``"-"``.
+    """
+    return str(record.raw.get("language") or instance_language(record.ground_truth) or "-")
 
 
 def instance_language(gt: Mapping[str, Any], cpp_headers: bool = False) -> str | None:
