@@ -68,6 +68,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from swe_explore.benchprep.diffs import DiffError, parse_diff
+from swe_explore.benchprep.release import report_path
 from swe_explore.chunking.languages import TEXT, language_for_path
 from swe_explore.chunking.lines import count_lines, decode
 from swe_explore.chunking.types import Region
@@ -1030,16 +1031,6 @@ def mine(
     return records, report
 
 
-def report_path(out: str | Path) -> Path:
-    """Where the run report of a bench file goes: ``<out>.report.json``.
-
-    :param out: the bench JSONL path.
-    :return: the report path next to it.
-    """
-    out = Path(out)
-    return out.with_name(out.name + ".report.json")
-
-
 def write_atomic(path: str | Path, text: str) -> None:
     """Write a text file atomically (a temporary file in the same directory, then ``os.replace``), with the
     permissions a plain ``open()`` would give it (``0666`` minus the umask).
@@ -1071,6 +1062,6 @@ def write_outputs(out: str | Path, records: Sequence[Mapping[str, Any]], report:
     :return: the report path.
     """
     write_atomic(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
-    rpath = report_path(out)
+    rpath = report_path(out, keep_suffix=True)
     write_atomic(rpath, json.dumps({**report.to_dict(), "out": str(out)}, indent=1) + "\n")
     return rpath

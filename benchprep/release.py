@@ -691,14 +691,22 @@ def instance_language(gt: Mapping[str, Any], cpp_headers: bool = False) -> str |
 # ----------------------------------------------------------------------------------------------------------
 
 
-def report_path(out: str | Path) -> Path:
-    """Where the join report of an output bench goes: ``BENCH.report.json`` beside ``BENCH.jsonl``.
+def report_path(out: str | Path, *, keep_suffix: bool = False) -> Path:
+    """Where the report of an output bench goes, beside it: ``BENCH.report.json`` for ``BENCH.jsonl``, or with
+    ``keep_suffix`` ``BENCH.jsonl.report.json``.
+
+    The one rule for the bench reports of ``swe-explore prepare`` (:func:`join_release`'s join report, the
+    default) and ``swe-explore mine`` (:func:`swe_explore.benchprep.mine.write_outputs`, ``keep_suffix``). The two
+    names differ because both are documented and read by other tools (README.md, docs/mining.md): a mined bench's
+    report keeps the bench's full file name. The index store's run reports are another kind of file
+    (:func:`swe_explore.indexes.report.run_report_path`).
 
     :param out: the output bench path.
+    :param keep_suffix: keep the bench's suffix in the report's name (``mine``).
     :return: the report path.
     """
     out = Path(out)
-    stem = out.name[: -len(out.suffix)] if out.suffix else out.name
+    stem = out.name if keep_suffix or not out.suffix else out.name[: -len(out.suffix)]
     return out.with_name(f"{stem}.report.json")
 
 
