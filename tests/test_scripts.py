@@ -290,7 +290,7 @@ def test_compare_chunkers_writes_table_csv_rows_and_plots(tmp_path: Path) -> Non
 def test_compare_chunkers_baseline_cell_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--baseline-cell takes a label or CHUNKER/RETRIEVER (default: the default explorer's cell, else the first);
     an unknown cell is a usage error naming the cells, before anything runs."""
-    from swe_explore.commands.compare import baseline_cell
+    from swe_explore.evaluation.compare import baseline_cell
 
     cells: list[tuple[str, Any, dict[str, str]]] = [
         ("reference_bm25", None, {"chunker": "reference", "retriever": "reference_bm25"}),
