@@ -40,6 +40,49 @@ from swe_explore.explore.priors import RankPriors
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 a cell had failures, 2 bad input)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    embedding = bool(args.model or os.environ.get("SWE_EXPLORE_POTION_MODEL"))
+    if args.retrievers is None:
+        args.retrievers = ["bm25", "tfidf", *(["potion", "faiss", "hybrid"] if embedding else [])]
+    if args.references is None:
+        args.references = ["reference_bm25", "reference_tfidf", *(["reference_potion"] if embedding else [])]
+    if args.chunker is not None:
+        parser.error("compare_chunkers.py takes --chunkers (a list), not --chunker")
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    out = args.out or Path("outputs/compare") / args.bench.stem
+    records = load_bench_args(parser, args, limit=args.limit)
+
+    cells = _cells(parser, args)
+    if args.resamples < 1:
+        parser.error("--resamples must be >= 1")
+    try:
+        baseline = baseline_cell(args.baseline_cell, cells)
+    except ValueError as exc:
+        parser.error(str(exc))
+    try:
+        grid = run_grid(
+            cells,
+            records,
+            args.repos,
+            out,
+            language_of=record_language,
+            baseline=baseline,
+            n_resamples=args.resamples,
+            seed=args.seed,
+            overwrite=args.overwrite,
+            progress=not args.quiet,
+        )
+    except (ConfigMismatchError, ConcurrentRunError, ValueError) as exc:
+        die(parser, str(exc))
+    print(grid.table())
+    plots = f" and {out / 'plots'}" if grid.plotted else " (no plots: pip install 'swe-explore-baselines[plots]')"
+    print(f"\nwrote {out / 'table.md'}, {out / 'table.csv'}, {out / 'per_instance.csv'}{plots}")
+    return 1 if grid.failures else 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command's flags."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_bench_arguments(parser)
     parser.add_argument("--out", type=Path, default=None, help="output directory")
@@ -83,44 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of both (default: %(default)s)")
     add_explorer_arguments(parser, choose=False)
-    args = parser.parse_args(argv)
-    embedding = bool(args.model or os.environ.get("SWE_EXPLORE_POTION_MODEL"))
-    if args.retrievers is None:
-        args.retrievers = ["bm25", "tfidf", *(["potion", "faiss", "hybrid"] if embedding else [])]
-    if args.references is None:
-        args.references = ["reference_bm25", "reference_tfidf", *(["reference_potion"] if embedding else [])]
-    if args.chunker is not None:
-        parser.error("compare_chunkers.py takes --chunkers (a list), not --chunker")
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
-    out = args.out or Path("outputs/compare") / args.bench.stem
-    records = load_bench_args(parser, args, limit=args.limit)
-
-    cells = _cells(parser, args)
-    if args.resamples < 1:
-        parser.error("--resamples must be >= 1")
-    try:
-        baseline = baseline_cell(args.baseline_cell, cells)
-    except ValueError as exc:
-        parser.error(str(exc))
-    try:
-        grid = run_grid(
-            cells,
-            records,
-            args.repos,
-            out,
-            language_of=record_language,
-            baseline=baseline,
-            n_resamples=args.resamples,
-            seed=args.seed,
-            overwrite=args.overwrite,
-            progress=not args.quiet,
-        )
-    except (ConfigMismatchError, ConcurrentRunError, ValueError) as exc:
-        die(parser, str(exc))
-    print(grid.table())
-    plots = f" and {out / 'plots'}" if grid.plotted else " (no plots: pip install 'swe-explore-baselines[plots]')"
-    print(f"\nwrote {out / 'table.md'}, {out / 'table.csv'}, {out / 'per_instance.csv'}{plots}")
-    return 1 if grid.failures else 0
+    return parser
 
 
 def _cells(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Cell]:

@@ -42,6 +42,56 @@ from swe_explore.evaluation.stats import CI_METHODS, DEFAULT_RESAMPLES, DEFAULT_
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 gaps with ``--strict``, 2 bad input)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.baseline is not None and not args.compare:
+        parser.error("--baseline needs --compare")
+    if args.resamples < 1:
+        parser.error("--resamples must be >= 1")
+    if args.baseline is not None:
+        chosen = [p for p in args.predictions if p.resolve() == args.baseline.resolve()]
+        args.predictions = [args.baseline] + [p for p in args.predictions if p not in chosen]
+    if args.compare and len(args.predictions) < 2:
+        parser.error("--compare needs at least two result files")
+    records = load_bench_args(parser, args, require_query=False)
+    compare = {"n_resamples": args.resamples, "seed": args.seed, "ci_method": args.ci_method}
+    try:
+        report = evaluate_files(
+            args.predictions,
+            records,
+            args.repos,
+            bench=args.bench,
+            metrics=METRIC_NAMES if args.metrics == "all" else MAIN_METRICS,
+            groupings=(("dataset", record_dataset), ("language", record_language)),
+            per_repo=args.per_repo,
+            style=args.format,
+            compare=compare if args.compare else None,
+            k=args.k,
+            line_count_mode=args.line_counts,
+            normalize_paths=args.normalize_paths,
+            shared_snapshots=args.shared_snapshots,
+        )
+    except ValueError as exc:  # bad input, naming the file (or the snapshot at another commit)
+        die(parser, str(exc))
+    for label, scores in report.files.items():
+        print(f"{label}: {scores.coverage.summary_line()}")
+        for problem in scores.coverage.problems():
+            print(f"warning: {label}: {problem}", file=sys.stderr)
+    print(report.text)
+    if args.per_instance_csv:
+        count = write_instance_csv(args.per_instance_csv, report.scored_by_label)
+        print(f"wrote {count} per-instance rows to {args.per_instance_csv}", file=sys.stderr)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report.summaries, indent=1) + "\n", encoding="utf-8")
+    if args.strict and report.has_gaps():
+        print("error: --strict: the evaluation has gaps (see the warnings above)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command's flags."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("predictions", type=Path, nargs="+", help="result JSONL file(s)")
     add_bench_arguments(parser)
@@ -99,51 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--ci-method", choices=CI_METHODS, default="percentile", help="bootstrap interval (default: %(default)s)"
     )
-    args = parser.parse_args(argv)
-    if args.baseline is not None and not args.compare:
-        parser.error("--baseline needs --compare")
-    if args.resamples < 1:
-        parser.error("--resamples must be >= 1")
-    if args.baseline is not None:
-        chosen = [p for p in args.predictions if p.resolve() == args.baseline.resolve()]
-        args.predictions = [args.baseline] + [p for p in args.predictions if p not in chosen]
-    if args.compare and len(args.predictions) < 2:
-        parser.error("--compare needs at least two result files")
-    records = load_bench_args(parser, args, require_query=False)
-    compare = {"n_resamples": args.resamples, "seed": args.seed, "ci_method": args.ci_method}
-    try:
-        report = evaluate_files(
-            args.predictions,
-            records,
-            args.repos,
-            bench=args.bench,
-            metrics=METRIC_NAMES if args.metrics == "all" else MAIN_METRICS,
-            groupings=(("dataset", record_dataset), ("language", record_language)),
-            per_repo=args.per_repo,
-            style=args.format,
-            compare=compare if args.compare else None,
-            k=args.k,
-            line_count_mode=args.line_counts,
-            normalize_paths=args.normalize_paths,
-            shared_snapshots=args.shared_snapshots,
-        )
-    except ValueError as exc:  # bad input, naming the file (or the snapshot at another commit)
-        die(parser, str(exc))
-    for label, scores in report.files.items():
-        print(f"{label}: {scores.coverage.summary_line()}")
-        for problem in scores.coverage.problems():
-            print(f"warning: {label}: {problem}", file=sys.stderr)
-    print(report.text)
-    if args.per_instance_csv:
-        count = write_instance_csv(args.per_instance_csv, report.scored_by_label)
-        print(f"wrote {count} per-instance rows to {args.per_instance_csv}", file=sys.stderr)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report.summaries, indent=1) + "\n", encoding="utf-8")
-    if args.strict and report.has_gaps():
-        print("error: --strict: the evaluation has gaps (see the warnings above)", file=sys.stderr)
-        return 1
-    return 0
+    return parser
 
 
 if __name__ == "__main__":

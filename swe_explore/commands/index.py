@@ -50,28 +50,7 @@ from swe_explore.indexes.report import DEFAULT_RETRIEVERS, check_job, index_snap
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repos", type=Path, default=MINI_REPOS, help="directory of snapshots")
-    parser.add_argument("--bench", type=Path, default=None, help="only the snapshots this bench JSONL names")
-    parser.add_argument("--jobs", "-j", type=int, default=1, help="parallel workers (-1: all cores)")
-    parser.add_argument("--backend", default="loky", choices=BATCH_BACKENDS, help="joblib backend (default: loky)")
-    parser.add_argument("--scheduler", default=None, help="Dask scheduler address, with --backend dask")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument(
-        "--no-reuse",
-        dest="reuse",
-        action="store_false",
-        help="do not take per-file chunks, term counts and vectors from the store's cache "
-        "(<out>/_cache), and do not fill it",
-    )
-    parser.add_argument(
-        "--no-graph",
-        dest="graph",
-        action="store_false",
-        help="do not build the symbol graph (built by default with the function chunker: the "
-        "learned explorer reads it)",
-    )
-    add_explorer_arguments(parser, multiple_retrievers=True, packing=False, store_flags=("--out", "--store"))
+    parser = _parser()
     args = parser.parse_args(argv)
     args.out = args.store
     if args.jobs == 0 or args.jobs < -1:
@@ -98,6 +77,33 @@ def main(argv: list[str] | None = None) -> int:
     for line in run.problems():
         print(line, file=sys.stderr)
     return 1 if run.failed else 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command's flags."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repos", type=Path, default=MINI_REPOS, help="directory of snapshots")
+    parser.add_argument("--bench", type=Path, default=None, help="only the snapshots this bench JSONL names")
+    parser.add_argument("--jobs", "-j", type=int, default=1, help="parallel workers (-1: all cores)")
+    parser.add_argument("--backend", default="loky", choices=BATCH_BACKENDS, help="joblib backend (default: loky)")
+    parser.add_argument("--scheduler", default=None, help="Dask scheduler address, with --backend dask")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--no-reuse",
+        dest="reuse",
+        action="store_false",
+        help="do not take per-file chunks, term counts and vectors from the store's cache "
+        "(<out>/_cache), and do not fill it",
+    )
+    parser.add_argument(
+        "--no-graph",
+        dest="graph",
+        action="store_false",
+        help="do not build the symbol graph (built by default with the function chunker: the "
+        "learned explorer reads it)",
+    )
+    add_explorer_arguments(parser, multiple_retrievers=True, packing=False, store_flags=("--out", "--store"))
+    return parser
 
 
 def _job(parser: argparse.ArgumentParser, args: argparse.Namespace) -> IndexJob:

@@ -32,18 +32,7 @@ from swe_explore.indexes.store import config_key
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 some instance failed, 2 bad input)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_bench_arguments(parser)
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="result JSONL (default: outputs/results/<bench>/<explorer>-<config hash>.jsonl)",
-    )
-    parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
-    parser.add_argument("--overwrite", action="store_true", help="start --out afresh instead of resuming")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_explorer_arguments(parser)
+    parser = _parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     records = load_bench_args(parser, args, limit=args.limit)
@@ -105,6 +94,23 @@ def main(argv: list[str] | None = None) -> int:
     for problem in coverage.problems():
         print(f"warning: {problem}", file=sys.stderr)
     return 1 if report.failed else 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command's flags."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_bench_arguments(parser)
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="result JSONL (default: outputs/results/<bench>/<explorer>-<config hash>.jsonl)",
+    )
+    parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
+    parser.add_argument("--overwrite", action="store_true", help="start --out afresh instead of resuming")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_explorer_arguments(parser)
+    return parser
 
 
 if __name__ == "__main__":

@@ -40,41 +40,7 @@ DEFAULT_RELEASE_REPOS = ROOT.parent / "shared" / "data" / "release-repos.txt"
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 some record failed, 2 bad input)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bench", type=Path, action="append", required=True, help="training bench(es)")
-    parser.add_argument("--repos", type=Path, required=True, help="snapshots, one per instance_id")
-    parser.add_argument("--store", type=Path, default=None, help="index store (default: the explorer's)")
-    parser.add_argument("--cache", type=Path, default=Path("outputs/ranker-cache"), help="feature cache")
-    parser.add_argument(
-        "--exclude-repos",
-        type=Path,
-        action="append",
-        default=None,
-        help="files listing repositories never to train on (default: the release's)",
-    )
-    parser.add_argument(
-        "--exclude-bench",
-        type=Path,
-        action="append",
-        default=[],
-        help="evaluation benches whose repositories are never trained on",
-    )
-    parser.add_argument("--potion-model", default=None, help="Potion model (needed by ranker-full)")
-    parser.add_argument("--variant", action="append", choices=list(VARIANTS), default=None)
-    parser.add_argument("--model-dir", type=Path, default=MODELS_DIR)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rounds", type=int, default=400)
-    parser.add_argument("--labels", choices=LABEL_SCHEMES, default="file", help="relevance label scheme")
-    parser.add_argument(
-        "--params",
-        type=parse_option,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="LightGBM parameter override (repeatable)",
-    )
-    parser.add_argument("--limit", type=int, default=None, help="only the first N records (smoke runs)")
-    parser.add_argument("--quiet", action="store_true")
+    parser = _parser()
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     variants = args.variant or [v for v in VARIANTS if v != "ranker-full" or args.potion_model]
@@ -128,6 +94,46 @@ def main(argv: list[str] | None = None) -> int:
             f"validation {model.card['validation']} -> {txt}"
         )
     return 1 if extraction.failed else 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command's flags."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bench", type=Path, action="append", required=True, help="training bench(es)")
+    parser.add_argument("--repos", type=Path, required=True, help="snapshots, one per instance_id")
+    parser.add_argument("--store", type=Path, default=None, help="index store (default: the explorer's)")
+    parser.add_argument("--cache", type=Path, default=Path("outputs/ranker-cache"), help="feature cache")
+    parser.add_argument(
+        "--exclude-repos",
+        type=Path,
+        action="append",
+        default=None,
+        help="files listing repositories never to train on (default: the release's)",
+    )
+    parser.add_argument(
+        "--exclude-bench",
+        type=Path,
+        action="append",
+        default=[],
+        help="evaluation benches whose repositories are never trained on",
+    )
+    parser.add_argument("--potion-model", default=None, help="Potion model (needed by ranker-full)")
+    parser.add_argument("--variant", action="append", choices=list(VARIANTS), default=None)
+    parser.add_argument("--model-dir", type=Path, default=MODELS_DIR)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rounds", type=int, default=400)
+    parser.add_argument("--labels", choices=LABEL_SCHEMES, default="file", help="relevance label scheme")
+    parser.add_argument(
+        "--params",
+        type=parse_option,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="LightGBM parameter override (repeatable)",
+    )
+    parser.add_argument("--limit", type=int, default=None, help="only the first N records (smoke runs)")
+    parser.add_argument("--quiet", action="store_true")
+    return parser
 
 
 def _records(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Any]:
