@@ -8,6 +8,7 @@ CIs and paired permutation tests of :mod:`swe_explore.evaluation.stats` over the
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -117,6 +118,11 @@ class EvaluationReport:
     def scored_by_label(self) -> dict[str, list[dict[str, Any]]]:
         """Label -> the file's scored rows (for :func:`~swe_explore.evaluation.results.write_instance_csv`)."""
         return {label: f.scored for label, f in self.files.items()}
+
+    def write_json(self, path: Path) -> None:
+        """Write the summaries (``--json``): label -> summary, indented by one space; the directory is created."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.summaries, indent=1) + "\n", encoding="utf-8")
 
     def has_gaps(self) -> bool:
         """Whether any file has a coverage problem (what ``--strict`` refuses)."""

@@ -27,7 +27,6 @@ the Holm-adjusted p-value of a two-sided paired permutation test, over the insta
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -42,17 +41,7 @@ from swe_explore.evaluation.stats import CI_METHODS, DEFAULT_RESAMPLES, DEFAULT_
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 gaps with ``--strict``, 2 bad input)."""
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if args.baseline is not None and not args.compare:
-        parser.error("--baseline needs --compare")
-    if args.resamples < 1:
-        parser.error("--resamples must be >= 1")
-    if args.baseline is not None:
-        chosen = [p for p in args.predictions if p.resolve() == args.baseline.resolve()]
-        args.predictions = [args.baseline] + [p for p in args.predictions if p not in chosen]
-    if args.compare and len(args.predictions) < 2:
-        parser.error("--compare needs at least two result files")
+    parser, args = _parse(argv)
     records = load_bench_args(parser, args, require_query=False)
     compare = {"n_resamples": args.resamples, "seed": args.seed, "ci_method": args.ci_method}
     try:
@@ -82,12 +71,27 @@ def main(argv: list[str] | None = None) -> int:
         count = write_instance_csv(args.per_instance_csv, report.scored_by_label)
         print(f"wrote {count} per-instance rows to {args.per_instance_csv}", file=sys.stderr)
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report.summaries, indent=1) + "\n", encoding="utf-8")
+        report.write_json(args.json)
     if args.strict and report.has_gaps():
         print("error: --strict: the evaluation has gaps (see the warnings above)", file=sys.stderr)
         return 1
     return 0
+
+
+def _parse(argv: list[str] | None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """Parse and check the flags; ``--baseline`` is moved to the front of the files."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.baseline is not None and not args.compare:
+        parser.error("--baseline needs --compare")
+    if args.resamples < 1:
+        parser.error("--resamples must be >= 1")
+    if args.baseline is not None:
+        chosen = [p for p in args.predictions if p.resolve() == args.baseline.resolve()]
+        args.predictions = [args.baseline] + [p for p in args.predictions if p not in chosen]
+    if args.compare and len(args.predictions) < 2:
+        parser.error("--compare needs at least two result files")
+    return parser, args
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -45,15 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = list(sys.argv[1:] if argv is None else argv)
     variants = args.variant or [v for v in VARIANTS if v != "ranker-full" or args.potion_model]
     records = _records(parser, args)
-    exclude = (
-        args.exclude_repos
-        if args.exclude_repos is not None
-        else ([DEFAULT_RELEASE_REPOS] if DEFAULT_RELEASE_REPOS.is_file() else [])
-    )
-    try:
-        check_training_repos(records, forbidden_repos(exclude, args.exclude_bench))
-    except (ValueError, FileNotFoundError) as exc:
-        die(parser, str(exc))
+    _check_repos(parser, args, records)
 
     def bar(items: Any) -> Any:
         return tqdm(items, desc="features", unit="record", disable=args.quiet, file=sys.stderr)
@@ -70,14 +62,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {message}", file=sys.stderr)
     if not extraction.groups:
         die(parser, "no record could be used")
-    provenance = {
-        "benches": [p.name for p in args.bench],
-        "excluded": {
-            "repo_lists": [str(p) for p in (args.exclude_repos or [DEFAULT_RELEASE_REPOS])],
-            "benches": [p.name for p in args.exclude_bench],
-        },
-        "command": "python scripts/train_ranker.py " + " ".join(args.argv),
-    }
     for name in variants:
         model = train_variant(
             name,
@@ -86,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             rounds=args.rounds,
             seed=args.seed,
             params=dict(args.params),
-            provenance=provenance,
+            provenance=_provenance(args),
         )
         txt, _ = model.save(args.model_dir, name)
         print(
@@ -134,6 +118,31 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--limit", type=int, default=None, help="only the first N records (smoke runs)")
     parser.add_argument("--quiet", action="store_true")
     return parser
+
+
+def _check_repos(parser: argparse.ArgumentParser, args: argparse.Namespace, records: list[Any]) -> None:
+    """Stop (exit status 2) on a record of a repository of ``--exclude-repos`` or ``--exclude-bench``."""
+    exclude = (
+        args.exclude_repos
+        if args.exclude_repos is not None
+        else ([DEFAULT_RELEASE_REPOS] if DEFAULT_RELEASE_REPOS.is_file() else [])
+    )
+    try:
+        check_training_repos(records, forbidden_repos(exclude, args.exclude_bench))
+    except (ValueError, FileNotFoundError) as exc:
+        die(parser, str(exc))
+
+
+def _provenance(args: argparse.Namespace) -> dict[str, Any]:
+    """What the model cards record of the command: benches, exclusions, the command line."""
+    return {
+        "benches": [p.name for p in args.bench],
+        "excluded": {
+            "repo_lists": [str(p) for p in (args.exclude_repos or [DEFAULT_RELEASE_REPOS])],
+            "benches": [p.name for p in args.exclude_bench],
+        },
+        "command": "python scripts/train_ranker.py " + " ".join(args.argv),
+    }
 
 
 def _records(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Any]:
