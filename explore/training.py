@@ -342,13 +342,14 @@ def extract_groups(
     from swe_explore.explore.fusion import FusionExplorer
 
     config = CandidateConfig()
+    store_option: dict[str, Any] = {"store": store} if store else {}  # else the explorer's default store
     explorer = FusionExplorer(
         ranker="priors",
         candidates=config,
         potion_model=potion_model,
         retrievers=("bm25", "tfidf", "potion") if potion_model else ("bm25", "tfidf"),
         graph=True,
-        **({"store": store} if store else {}),
+        **store_option,
     )
     key = cache_key(
         config, {k: v for k, v in explorer.explorer_config.items() if k in ("chunker", "retrievers", "walk")}
