@@ -96,6 +96,7 @@ from swe_explore.benchprep.mine_rules import (
     source_language,
     strip_trailers,
 )
+from swe_explore.benchprep.release import report_path
 from swe_explore.chunking.languages import language_for_path
 from swe_explore.chunking.lines import count_lines, decode
 from swe_explore.evaluation.bench import parse_record
@@ -442,16 +443,6 @@ def mine(
     return records, report
 
 
-def _report_path(out: str | Path) -> Path:
-    """Where the run report of a bench file goes: ``<out>.report.json``.
-
-    :param out: the bench JSONL path.
-    :return: the report path next to it.
-    """
-    out = Path(out)
-    return out.with_name(out.name + ".report.json")
-
-
 def _write_text_atomic(path: str | Path, text: str) -> None:
     """Write a text file atomically (a temporary file in the same directory, then ``os.replace``), with the
     permissions a plain ``open()`` would give it (``0666`` minus the umask).
@@ -479,10 +470,10 @@ def write_outputs(out: str | Path, records: Sequence[Mapping[str, Any]], report:
 
     :param out: the bench JSONL path.
     :param records: the records, one JSON object per line (UTF-8, not ASCII-escaped).
-    :param report: the run report, written to :func:`_report_path`.
+    :param report: the run report, written to :func:`~benchprep.release.report_path`.
     :return: the report path.
     """
     _write_text_atomic(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
-    rpath = _report_path(out)
+    rpath = report_path(out, keep_suffix=True)
     _write_text_atomic(rpath, json.dumps({**report.to_dict(), "out": str(out)}, indent=1) + "\n")
     return rpath

@@ -78,7 +78,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_explore.chunking.languages import TEXT, language_for_path
-from swe_explore.evaluation.bench import iter_jsonl, note_first_line, parse_record
+from swe_explore.evaluation.bench import BenchRecord, iter_jsonl, note_first_line, parse_record
 
 PRO_QUERY_MODES: tuple[str, ...] = ("problem", "full")
 """The ``--pro-query`` choices (see the module docstring)."""
@@ -640,6 +640,16 @@ def _pick(weights: Mapping[str, int], files: Mapping[str, int]) -> str | None:
     return min(weights, key=lambda lang: (-weights[lang], -files.get(lang, 0), lang))
 
 
+def record_language(record: BenchRecord) -> str:
+    """A bench record's language, the grouping of ``swe-explore evaluate`` and ``compare``: its ``language``
+    field, else :func:`instance_language` of its ground truth (docs/config files do not count), else ``"-"``.
+
+    :param record: the record.
+    :return: the language name, or ``"-"``.
+    """
+    return str(record.raw.get("language") or instance_language(record.ground_truth) or "-")
+
+
 def instance_language(gt: Mapping[str, Any], cpp_headers: bool = False) -> str | None:
     """The language of an instance from its ground truth (rule: module docstring).
 
@@ -681,14 +691,22 @@ def instance_language(gt: Mapping[str, Any], cpp_headers: bool = False) -> str |
 # ----------------------------------------------------------------------------------------------------------
 
 
-def report_path(out: str | Path) -> Path:
-    """Where the join report of an output bench goes: ``BENCH.report.json`` beside ``BENCH.jsonl``.
+def report_path(out: str | Path, *, keep_suffix: bool = False) -> Path:
+    """Where the report of an output bench goes, beside it: ``BENCH.report.json`` for ``BENCH.jsonl``, or with
+    ``keep_suffix`` ``BENCH.jsonl.report.json``.
+
+    The one rule for the bench reports of ``swe-explore prepare`` (:func:`join_release`'s join report, the
+    default) and ``swe-explore mine`` (:func:`swe_explore.benchprep.mine.write_outputs`, ``keep_suffix``). The two
+    names differ because both are documented and read by other tools (README.md, docs/mining.md): a mined bench's
+    report keeps the bench's full file name. The index store's run reports are another kind of file
+    (:func:`swe_explore.indexes.report.run_report_path`).
 
     :param out: the output bench path.
+    :param keep_suffix: keep the bench's suffix in the report's name (``mine``).
     :return: the report path.
     """
     out = Path(out)
-    stem = out.name[: -len(out.suffix)] if out.suffix else out.name
+    stem = out.name if keep_suffix or not out.suffix else out.name[: -len(out.suffix)]
     return out.with_name(f"{stem}.report.json")
 
 

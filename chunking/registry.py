@@ -1,8 +1,8 @@
 """Named chunk strategies for the scripts, and chunking a whole snapshot with statistics.
 
 ``CHUNKERS`` maps a strategy name to its class; :func:`make_chunker` builds one from simple named options
-(``make_chunker("function", max_lines=120)``), and :func:`add_chunker_arguments` /
-:func:`chunker_from_args` give every script the same ``--chunker NAME --max-lines 120`` flags.
+(``make_chunker("function", max_lines=120)``); the ``--chunker NAME --max-lines 120`` flags of the commands are
+in :mod:`swe_explore.commands._args`.
 :func:`chunk_snapshot` walks a snapshot (:mod:`chunking.walk`) and chunks every file, returning the chunks in
 deterministic order and a :class:`ChunkStats` for the index manifest; :func:`chunk_files` does the same for
 files already walked. :class:`~chunking.window.Chunker` (the interface) is re-exported here.
@@ -10,7 +10,6 @@ files already walked. :class:`~chunking.window.Chunker` (the interface) is re-ex
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -35,10 +34,8 @@ __all__ = [
     "DEFAULT_CHUNKER",
     "ChunkStats",
     "Chunker",
-    "add_chunker_arguments",
     "chunk_files",
     "chunk_snapshot",
-    "chunker_from_args",
     "chunker_options",
     "make_chunker",
 ]
@@ -81,49 +78,6 @@ def make_chunker(name: str, **options: int | bool) -> Chunker:
         if isinstance(value, bool) != (expected is bool) or not isinstance(value, expected):
             raise ValueError(f"chunker {name!r}: option {key!r} must be {expected.__name__}, got {value!r}")
     return cls(**options)
-
-
-def add_chunker_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``--chunker NAME`` and every strategy option (``--max-lines``, ``--size``, ...) to a parser.
-
-    Options default to ``None`` (not given); :func:`chunker_from_args` passes only the given ones, so an option
-    the chosen strategy does not have is reported rather than silently ignored.
-
-    :param parser: the script's argument parser.
-    """
-    parser.add_argument(
-        "--chunker", default=DEFAULT_CHUNKER, choices=list(CHUNKERS), help="chunk strategy (default: %(default)s)"
-    )
-    owners: dict[str, list[str]] = {}
-    defaults: dict[str, object] = {}
-    for name in CHUNKERS:
-        for option, default in chunker_options(name).items():
-            owners.setdefault(option, []).append(name)
-            defaults.setdefault(option, default)
-    for option, names in owners.items():
-        default = defaults[option]
-        flag = "--" + option.replace("_", "-")
-        help_text = f"{', '.join(names)} option (default {default})"
-        if isinstance(default, bool):
-            parser.add_argument(flag, dest=option, default=None, action=argparse.BooleanOptionalAction, help=help_text)
-        else:
-            parser.add_argument(flag, dest=option, default=None, type=int, help=help_text)
-
-
-def chunker_from_args(args: argparse.Namespace) -> Chunker:
-    """Build the chunker selected by :func:`add_chunker_arguments` flags.
-
-    :param args: parsed arguments.
-    :return: the chunker.
-    :raises ValueError: if an option given does not belong to the chosen strategy, or is out of range.
-    """
-    options: dict[str, int | bool] = {}
-    for name in CHUNKERS:
-        for option in chunker_options(name):
-            value = getattr(args, option, None)
-            if value is not None:
-                options[option] = value
-    return make_chunker(args.chunker, **options)
 
 
 @dataclass

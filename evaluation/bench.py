@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -335,6 +335,18 @@ def snapshot_candidates(record: BenchRecord, repos_dir: str | Path, shared: bool
         name = rest.rsplit("-", 1)[0] if "-" in rest else rest
         out += [root / name, root / f"{org}__{name}", root / f"{org}-{name}", root / org]
     return list(dict.fromkeys(out))
+
+
+def bench_snapshots(records: Sequence[BenchRecord], repos: Path) -> tuple[list[Path], list[str]]:
+    """The distinct snapshots of a bench's records (:func:`find_snapshot`), and the records without one.
+
+    :param records: the bench.
+    :param repos: the snapshots directory.
+    :return: the snapshot directories, sorted; the instance ids of the records without a snapshot, in order.
+    """
+    found = {find_snapshot(r, repos) for r in records}
+    missing = [r.instance_id for r in records if find_snapshot(r, repos) is None]
+    return sorted(p for p in found if p is not None), missing
 
 
 def find_snapshot(record: BenchRecord, repos_dir: str | Path | None, shared: bool = False) -> Path | None:

@@ -51,6 +51,19 @@ METRIC_NAMES: tuple[str, ...] = (
 )
 """The metric keys of a reference result row, in the reference runner's order (spec §1, §3.2)."""
 
+#: The metrics the scripts print by default (all 17 with ``evaluate.py --metrics all``).
+MAIN_METRICS = [
+    "hit_file_rate",
+    "hit_region_rate",
+    "ndcg_at_500",
+    "recall_at_500",
+    "context_efficiency",
+    "precision",
+    "recall",
+    "f1_score",
+    "first_useful_hit",
+]
+
 _Lines = tuple[int, int]
 """A resolved region's lines ``[s, e]`` (1-based, inclusive; ``s > e`` is an empty range)."""
 

@@ -27,7 +27,7 @@ from types import TracebackType
 from typing import Any
 
 from swe_explore.chunking.types import Region
-from swe_explore.evaluation.bench import BenchRecord, check_snapshot, find_snapshot, repo_from_instance_id
+from swe_explore.evaluation.bench import BenchRecord, check_snapshot, find_snapshot, load_bench, repo_from_instance_id
 from swe_explore.evaluation.line_counts import file_line_counts
 from swe_explore.evaluation.metrics import METRIC_NAMES, evaluate_instance, zero_metrics
 from swe_explore.evaluation.paths import in_snapshot, normalize_path
@@ -200,6 +200,19 @@ def done_instance_ids(*paths: str | Path) -> set[str]:
 # ----------------------------------------------------------------------------------------------------------
 # Scoring
 # ----------------------------------------------------------------------------------------------------------
+
+
+def foreign_instance_ids(path: str | Path, bench: str | Path) -> list[str]:
+    """The instances a result file has rows for that the bench has no record of (every record counts, with or
+    without core regions and issue text): such a file is another bench's, not one to resume.
+
+    :param path: the result file (a partial last line is ignored, as a resumed run does).
+    :param bench: the bench JSONL.
+    :return: the foreign instance ids, sorted.
+    :raises ValueError, FileNotFoundError: a file that cannot be read (the message names it).
+    """
+    bench_ids = {r.instance_id for r in load_bench(bench, skip_empty_core=False, require_query=False)}
+    return sorted({row["instance_id"] for row in read_rows(path, drop_partial_last=True)} - bench_ids)
 
 
 def score_row(

@@ -309,18 +309,9 @@ def candidate_features(query: str, index: SnapshotIndex, config: CandidateConfig
         for path in resolved.files_hit():
             in_file = index.file_chunks.get(path, [])
             add(sorted(in_file, key=lambda i: (-bm25.scores[i], i))[: config.mention_file_chunks], FROM_MENTIONS)
-    reached: dict[int, Any] = {}
-    if index.graph is not None and (config.graph or any(n.startswith("graph_") for n in names)):
-        seeds: dict[int, float] = {}
-        for rank, hit in enumerate(priors_hits[: config.graph_seeds]):
-            seeds[hit.index] = 1.0 / (rank + 1)
-        if resolved is not None:
-            for i in resolved.chunks_hit():
-                seeds.setdefault(i, 1.0)
-        if seeds:
-            reached = expand(index.graph, seeds, hops=config.graph_hops, max_nodes=config.graph_max_nodes + len(seeds))
-        if config.graph:
-            add(reached, FROM_GRAPH)
+    reached = _graph_reach(index, config, names, priors_hits, resolved)
+    if config.graph:
+        add(reached, FROM_GRAPH)
     ids = np.fromiter(source, dtype=np.int64, count=len(source))
     columns: dict[str, np.ndarray] = {}
     for name, r in retrieval.items():
@@ -377,6 +368,25 @@ def _mention_columns(
     columns = {fname: np.array([r[fname] for r in rows]) for fname in MENTION_FEATURES}
     columns["file_mention_score"] = np.array([resolved.file_features(chunks[i].path)["mention_score"] for i in id_list])
     return columns
+
+
+def _graph_reach(
+    index: SnapshotIndex, config: CandidateConfig, names: Sequence[str], priors_hits: Sequence[Hit], resolved: Any
+) -> dict[int, Any]:
+    """The chunks the symbol graph reaches from the seeds: the first ``graph_seeds`` priors hits (weight
+    ``1 / rank``) and the chunks the issue's mentions resolve to (weight 1); ``{}`` without a graph, or when
+    neither graph candidates nor graph features are asked for."""
+    if index.graph is None or not (config.graph or any(n.startswith("graph_") for n in names)):
+        return {}
+    seeds: dict[int, float] = {}
+    for rank, hit in enumerate(priors_hits[: config.graph_seeds]):
+        seeds[hit.index] = 1.0 / (rank + 1)
+    if resolved is not None:
+        for i in resolved.chunks_hit():
+            seeds.setdefault(i, 1.0)
+    if not seeds:
+        return {}
+    return expand(index.graph, seeds, hops=config.graph_hops, max_nodes=config.graph_max_nodes + len(seeds))
 
 
 def _structure(

@@ -15,7 +15,8 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from swe_explore.explore.features import (
     CandidateConfig,
     SnapshotIndex,
     candidate_features,
+    feature_names,
 )
 
 #: Every feature, in group order: what an extraction computes.
@@ -246,3 +248,208 @@ def check_training_repos(records: Iterable[BenchRecord], forbidden: Mapping[str,
     if bad:
         listed = "; ".join(f"{repo} ({why})" for repo, why in bad)
         raise ValueError(f"training records of repositories that must not be trained on: {listed}")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Training the model variants (``swe-explore train``)
+# ----------------------------------------------------------------------------------------------------------
+
+#: Model variants: feature groups and whether candidates come from mentions and the graph.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "ranker-lexical": {"groups": ["lexical", "structure"], "mentions": False, "graph": False},
+    "ranker-mentions": {"groups": ["lexical", "structure", "mentions"], "mentions": True, "graph": False},
+    "ranker-graph": {"groups": ["lexical", "structure", "graph"], "mentions": False, "graph": True},
+    "ranker-mentions-graph": {"groups": ["lexical", "structure", "mentions", "graph"], "mentions": True, "graph": True},
+    "ranker-full": {"groups": ["lexical", "dense", "structure", "mentions", "graph"], "mentions": True, "graph": True},
+}
+VALID_SHARE = 0.15
+#: Features computed but not learned. Mined commits never change a test file (a selection rule), so every test
+#: chunk of the training data is irrelevant and a model would learn to bury tests, which exploration ground truth
+#: is full of (agents read the tests): test-file candidates are left out of training, and ``is_test`` is no
+#: feature, so tests are ranked by the same evidence as other code.
+NOT_LEARNED = ("is_test",)
+
+
+def is_valid_repo(repo: str) -> bool:
+    """Whether a repository is held out for early stopping (a fixed 15% by SHA-256 of its name).
+
+    :param repo: ``owner/name``.
+    :return: true for the held-out share.
+    """
+    return int(hashlib.sha256(repo.lower().encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < VALID_SHARE
+
+
+def forbidden_repos(repo_lists: Iterable[Path], eval_benches: Iterable[Path]) -> dict[str, str]:
+    """The repositories never to train on, with why: those listed in ``repo_lists``, those of ``eval_benches``.
+
+    :param repo_lists: files of ``owner/name`` lines (:func:`read_repo_list`).
+    :param eval_benches: evaluation bench JSONL files.
+    :return: lower-case ``owner/name`` -> ``"listed in FILE"`` or ``"in eval bench FILE"``.
+    :raises ValueError, FileNotFoundError: a bench that cannot be read (the message names it).
+    """
+    from swe_explore.evaluation.bench import load_bench
+
+    forbidden: dict[str, str] = {}
+    for path in repo_lists:
+        forbidden.update(dict.fromkeys(read_repo_list(path), f"listed in {path.name}"))
+    for path in eval_benches:
+        forbidden.update({r.repo.lower(): f"in eval bench {path.name}" for r in load_bench(path, require_query=False)})
+    return forbidden
+
+
+@dataclass
+class Extraction:
+    """The query groups of a set of training records.
+
+    :param groups: one per usable record, in record order.
+    :param failed: ``"instance_id: why"`` per record left out (no snapshot, or its extraction raised).
+    :param config: the candidate configuration extracted with.
+    :param cache: the cache directory of this configuration.
+    :param seconds: wall-clock seconds.
+    """
+
+    groups: list[Group]
+    failed: list[str]
+    config: CandidateConfig
+    cache: Path
+    seconds: float
+
+
+def extract_groups(
+    records: Sequence[BenchRecord],
+    repos: Path,
+    cache_root: Path,
+    *,
+    potion_model: str | None = None,
+    store: Path | None = None,
+    progress: Callable[[Iterable[BenchRecord]], Iterable[BenchRecord]] = lambda it: it,
+) -> Extraction:
+    """Index each record's snapshot and extract its query group, or take it from the cache.
+
+    The snapshots are indexed with BM25, TF-IDF (and Potion with ``potion_model``) and the symbol graph; the
+    groups are cached in ``cache_root/<cache key>/<instance_id>.npz`` (:func:`cache_key`), so a rerun resumes.
+    One record's failure is recorded and the others go on.
+
+    :param records: the training records.
+    :param repos: the snapshots directory.
+    :param cache_root: the feature cache.
+    :param potion_model: the Potion model (dense features).
+    :param store: the index store (default: the explorer's).
+    :param progress: wraps the records iterator (a progress bar).
+    :return: the extraction.
+    """
+    from swe_explore.evaluation.bench import find_snapshot
+    from swe_explore.explore.fusion import FusionExplorer
+
+    config = CandidateConfig()
+    store_option: dict[str, Any] = {"store": store} if store else {}  # else the explorer's default store
+    explorer = FusionExplorer(
+        ranker="priors",
+        candidates=config,
+        potion_model=potion_model,
+        retrievers=("bm25", "tfidf", "potion") if potion_model else ("bm25", "tfidf"),
+        graph=True,
+        **store_option,
+    )
+    key = cache_key(
+        config, {k: v for k, v in explorer.explorer_config.items() if k in ("chunker", "retrievers", "walk")}
+    )
+    cache = cache_root / key
+    groups: list[Group] = []
+    failed: list[str] = []
+    t0 = time.perf_counter()
+    for record in progress(records):
+        path = cache / f"{record.instance_id}.npz"
+        group = load_group(path) if path.exists() else None
+        if group is None:
+            snapshot = find_snapshot(record, repos)
+            if snapshot is None:
+                failed.append(f"{record.instance_id}: no snapshot under {repos}")
+                continue
+            try:
+                group = extract_group(record, explorer.load(snapshot, record.instance_id), config)
+            except Exception as exc:  # one record's failure is reported, the others go on
+                failed.append(f"{record.instance_id}: {type(exc).__name__}: {exc}")
+                continue
+            save_group(path, group)
+        groups.append(group)
+    return Extraction(groups, failed, config, cache, time.perf_counter() - t0)
+
+
+def training_manifest(groups: Sequence[Group], provenance: Mapping[str, Any], seconds: float) -> dict[str, Any]:
+    """The training manifest of a model card: every repository and commit used, counts, and how to reproduce.
+
+    :param groups: the training groups.
+    :param provenance: ``{"benches", "excluded", "command"}`` as the card records them.
+    :param seconds: the extraction's wall-clock seconds.
+    :return: the manifest.
+    """
+    import lightgbm
+
+    repos: dict[str, list[str]] = {}
+    for g in groups:
+        repos.setdefault(g.repo, []).append(g.base_commit)
+    return {
+        "records": len(groups),
+        "records_with_core_candidate": sum(int(g.overlap.max(initial=0) > 0) for g in groups),
+        "candidates": int(sum(g.ids.size for g in groups)),
+        "repositories": {repo: sorted(commits) for repo, commits in sorted(repos.items())},
+        "validation_repositories": sorted(r for r in repos if is_valid_repo(r)),
+        "benches": provenance["benches"],
+        "excluded": provenance["excluded"],
+        "all_features": list(ALL_FEATURES),
+        "lightgbm": lightgbm.__version__,
+        "numpy": np.__version__,
+        "extraction_seconds": round(seconds, 1),
+        "command": provenance["command"],
+    }
+
+
+def train_variant(
+    name: str,
+    extraction: Extraction,
+    *,
+    labels: str,
+    rounds: int,
+    seed: int,
+    params: Mapping[str, Any],
+    provenance: Mapping[str, Any],
+) -> Any:
+    """Train one :data:`VARIANTS` model on the extraction, holding out :func:`is_valid_repo` repositories for
+    early stopping and leaving test-file candidates out (:data:`NOT_LEARNED`).
+
+    :param name: the variant.
+    :param extraction: the groups (:func:`extract_groups`).
+    :param labels: the relevance label scheme (:data:`~swe_explore.explore.ranker.LABEL_SCHEMES`).
+    :param rounds: boosting rounds.
+    :param seed: LightGBM's seed.
+    :param params: LightGBM parameter overrides.
+    :param provenance: ``{"benches", "excluded", "command"}`` for the manifest (:func:`training_manifest`).
+    :return: the :class:`~swe_explore.explore.ranker.RankerModel` (its card: features, groups, candidates,
+        params, validation scores, manifest).
+    """
+    from swe_explore.explore.ranker import RankerModel, train
+
+    spec = VARIANTS[name]
+    names = tuple(n for n in feature_names(spec["groups"]) if n not in NOT_LEARNED)
+    config = CandidateConfig(**{**extraction.config.to_dict(), "mentions": spec["mentions"], "graph": spec["graph"]})
+    parts: dict[bool, list[tuple[np.ndarray, np.ndarray]]] = {True: [], False: []}
+    for group in extraction.groups:
+        rows = group.rows(config) & (group.select(["is_test"])[:, 0] != 1)
+        parts[is_valid_repo(group.repo)].append((group.select(names)[rows], group.labels(labels)[rows]))
+    booster = train(parts[False], names, rounds=rounds, seed=seed, valid=parts[True], params=dict(params))
+    card = {
+        "features": list(names),
+        "groups": spec["groups"],
+        "candidates": config.to_dict(),
+        "params": {
+            "rounds": rounds,
+            "best_iteration": booster.best_iteration,
+            "seed": seed,
+            "labels": labels,
+            "overrides": dict(params),
+        },
+        "validation": {k: float(v) for k, v in (booster.best_score.get("valid_0") or {}).items()},
+        "manifest": training_manifest(extraction.groups, provenance, extraction.seconds),
+    }
+    return RankerModel(booster, card, name)

@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_explore.evaluation.bench import find_snapshot, load_bench
-from swe_explore.evaluation.cli import MAIN_METRICS
-from swe_explore.evaluation.metrics import METRIC_NAMES
+from swe_explore.evaluation.metrics import MAIN_METRICS, METRIC_NAMES
 from swe_explore.evaluation.results import Coverage, evaluate_rows, read_rows
 from swe_explore.evaluation.runner import run_explorer
 from swe_explore.evaluation.stats import compare_rows, format_comparison

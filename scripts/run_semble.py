@@ -40,9 +40,8 @@ from typing import Any
 try:
     from swe_explore.chunking.lines import count_lines
     from swe_explore.evaluation.bench import find_snapshot, load_bench
-    from swe_explore.evaluation.cli import MAIN_METRICS
     from swe_explore.evaluation.line_counts import file_line_counts
-    from swe_explore.evaluation.metrics import evaluate_instance
+    from swe_explore.evaluation.metrics import MAIN_METRICS, evaluate_instance
     from swe_explore.evaluation.results import (
         OUTCOME_ERROR,
         OUTCOME_SUCCESS,

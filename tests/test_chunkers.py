@@ -20,10 +20,8 @@ from swe_explore.chunking.languages import language_for_path
 from swe_explore.chunking.lines import split_lines
 from swe_explore.chunking.registry import (
     CHUNKERS,
-    add_chunker_arguments,
     chunk_files,
     chunk_snapshot,
-    chunker_from_args,
     chunker_options,
     make_chunker,
 )
@@ -31,6 +29,7 @@ from swe_explore.chunking.treesitter import FunctionChunker
 from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.walk import walk_snapshot
 from swe_explore.chunking.window import Chunker, WindowChunker, block_ranges, pack_ranges, window_ranges
+from swe_explore.commands._args import add_chunker_arguments, chunker_from_args
 
 FIXTURES = Path(__file__).parent / "fixtures" / "langs"
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,6 +11,7 @@ import pytest
 
 from swe_explore import MINI_BENCH, MINI_REPOS
 from swe_explore.commands import run as run_cmd
+from swe_explore.commands._args import add_bench_arguments, load_bench_args
 from swe_explore.evaluation.bench import (
     BenchRecord,
     find_snapshot,
@@ -19,7 +20,6 @@ from swe_explore.evaluation.bench import (
     repo_from_instance_id,
     snapshot_candidates,
 )
-from swe_explore.evaluation.cli import add_bench_arguments, load_bench_args
 
 PRO_ID = "ansible__ansible-f327e65d11bb905ed9f15996024f857a95592629-vba6da65a0f3baefda7a058ebbd0a8dcafb8512f5"
 

@@ -81,7 +81,7 @@ def test_delta_chart_sorts_and_counts() -> None:
 
 def test_compare_feeds_the_bars() -> None:
     """The compare command's bars take mean, CI and marker from a comparison; a cell without rows is n/a."""
-    from swe_explore.commands.compare import best_cell, metric_bars
+    from swe_explore.evaluation.compare import best_cell, metric_bars
 
     comparison = compare(
         {"bm25+function": {"recall": [0.0] * 8}, "bm25+window": {"recall": [1.0] * 8}}, "bm25+function", ["recall"]

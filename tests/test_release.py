@@ -449,3 +449,18 @@ def test_end_to_end_release_gives_the_metrics_of_the_joined_bench(tmp_path: Path
         summaries[-1]["regions"] = regions
     assert summaries[0] == summaries[1]
     assert next(iter(summaries[0].values()))["cases"] == len(originals)
+
+
+@pytest.mark.parametrize(
+    ("out", "keep_suffix", "expected"),
+    [
+        ("d/bench.jsonl", False, "d/bench.report.json"),  # prepare
+        ("d/bench.jsonl", True, "d/bench.jsonl.report.json"),  # mine
+        ("d/bench", False, "d/bench.report.json"),
+        ("d/bench", True, "d/bench.report.json"),
+        ("d/a.b.jsonl", False, "d/a.b.report.json"),
+    ],
+)
+def test_report_path_is_one_rule_for_prepare_and_mine(out: str, keep_suffix: bool, expected: str) -> None:
+    """A bench's report sits beside it; ``mine``'s keeps the bench's suffix."""
+    assert report_path(Path(out), keep_suffix=keep_suffix) == Path(expected)

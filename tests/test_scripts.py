@@ -290,7 +290,7 @@ def test_compare_chunkers_writes_table_csv_rows_and_plots(tmp_path: Path) -> Non
 def test_compare_chunkers_baseline_cell_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--baseline-cell takes a label or CHUNKER/RETRIEVER (default: the default explorer's cell, else the first);
     an unknown cell is a usage error naming the cells, before anything runs."""
-    from swe_explore.commands.compare import baseline_cell
+    from swe_explore.evaluation.compare import baseline_cell
 
     cells: list[tuple[str, Any, dict[str, str]]] = [
         ("reference_bm25", None, {"chunker": "reference", "retriever": "reference_bm25"}),
@@ -369,3 +369,24 @@ def test_br16_empty_and_binary_only_snapshots_give_empty_rows(tmp_path: Path, re
     for iid in checked:
         assert rows_by_id[iid]["regions"] == []
         assert set(rows_by_id[iid]["metrics"].values()) == {0.0}
+
+
+def test_evaluate_keeps_every_file_of_one_explorer_and_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Three copies of one result file (same explorer, same file name, dirs a/ b/ c/) give three columns and
+    three ``--json`` summaries: the first keeps the explorer name, the others are told apart by their folder."""
+    records = [json.loads(line) for line in MINI_BENCH.read_text().splitlines()]
+    rows = [{"instance_id": r["instance_id"], "explorer": "learned", "regions": []} for r in records]
+    paths = []
+    for folder in "abc":
+        (tmp_path / folder).mkdir()
+        paths.append(str(_write_rows(tmp_path / folder / "learned.jsonl", rows)))
+    argv = ["--bench", str(MINI_BENCH), "--repos", str(MINI_REPOS), *paths, "--json", str(tmp_path / "s.json")]
+    capsys.readouterr()
+    assert _script("evaluate")([*argv, "--compare"]) == 0
+    printed = capsys.readouterr().out
+    summaries = json.loads((tmp_path / "s.json").read_text())
+    assert list(summaries) == ["learned", "learned (b/learned.jsonl)", "learned (c/learned.jsonl)"]
+    assert [s["file"] for s in summaries.values()] == paths
+    assert "compared: 4 instances present in all 3 files, baseline 'learned'" in printed
+    table = printed.splitlines()[3:8]
+    assert [line.split("|")[1].strip() for line in table[2:]] == list(summaries)

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from swe_explore.chunking.languages import language_for_path
 from swe_explore.chunking.lines import split_lines
-from swe_explore.chunking.registry import add_chunker_arguments, chunk_snapshot, chunker_from_args
+from swe_explore.chunking.registry import chunk_snapshot
 from swe_explore.chunking.types import Chunk, SourceFile
+from swe_explore.commands._args import add_chunker_arguments, chunker_from_args
 
 
 def _row(chunk: Chunk, with_text: bool) -> dict[str, object]:
@@ -43,11 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     :param argv: arguments (default ``sys.argv[1:]``).
     :return: exit status (0 on success, 2 on bad input).
     """
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("path", type=Path, help="a source file or a snapshot directory")
-    add_chunker_arguments(parser)
-    parser.add_argument("--text", action="store_true", help="include each chunk's text")
-    parser.add_argument("--stats", action="store_true", help="print chunk statistics (JSON) to stderr")
+    parser = _parser()
     args = parser.parse_args(argv)
     try:
         chunker = chunker_from_args(args)
@@ -78,6 +75,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.stats:
         print(json.dumps({"chunker": chunker.config(), "report": report.__dict__}), file=sys.stderr)
     return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command's flags."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("path", type=Path, help="a source file or a snapshot directory")
+    add_chunker_arguments(parser)
+    parser.add_argument("--text", action="store_true", help="include each chunk's text")
+    parser.add_argument("--stats", action="store_true", help="print chunk statistics (JSON) to stderr")
+    return parser
 
 
 if __name__ == "__main__":

@@ -23,8 +23,8 @@ from typing import Any
 
 from swe_explore.chunking.lines import read_lines
 from swe_explore.chunking.types import Region
+from swe_explore.commands._args import die
 from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
-from swe_explore.evaluation.cli import die
 from swe_explore.indexes.store import ReadOnlyStoreError
 
 
@@ -45,12 +45,7 @@ def region_preview(root: Path, region: Region, n_lines: int) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 2 bad input)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("path", type=Path, help="the folder to explore (a repository tree)")
-    parser.add_argument("issue", help="the issue text, or - to read it from standard input")
-    parser.add_argument("--format", choices=["text", "json"], default="text")
-    parser.add_argument("--lines", type=int, default=3, help="first lines shown per region (default %(default)s)")
-    add_explorer_arguments(parser)
+    parser = _parser()
     args = parser.parse_args(argv)
     if not args.path.exists():
         die(parser, f"{args.path} does not exist")
@@ -87,3 +82,14 @@ def main(argv: list[str] | None = None) -> int:
         for offset, text in enumerate(preview):
             print(f"  {region.start + offset:>6} | {text}")
     return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command's flags."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("path", type=Path, help="the folder to explore (a repository tree)")
+    parser.add_argument("issue", help="the issue text, or - to read it from standard input")
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("--lines", type=int, default=3, help="first lines shown per region (default %(default)s)")
+    add_explorer_arguments(parser)
+    return parser

@@ -14,7 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from swe_explore.chunking.registry import CHUNKERS, add_chunker_arguments, chunker_options
+from swe_explore.chunking.registry import CHUNKERS, chunker_options
+from swe_explore.commands._args import add_chunker_arguments
 from swe_explore.explore.config import (
     DEFAULT_TOP_N,
     EXPLORER_NAMES,

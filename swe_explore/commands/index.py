@@ -33,30 +33,55 @@ store are safe: each index is built once, under its lock, and the other run reus
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
+from swe_explore import MINI_REPOS
+from swe_explore.commands._args import die
 from swe_explore.commands.explorer_args import add_explorer_arguments, chunker_options_from_args
-from swe_explore.evaluation.bench import find_snapshot, load_bench
-from swe_explore.evaluation.cli import MINI_REPOS, die
-from swe_explore.explore.explorer import EMBEDDING_RETRIEVERS, resolve_model_path
-from swe_explore.indexes.batch import BATCH_BACKENDS, IndexJob, index_many
-from swe_explore.indexes.cache import CACHE_KINDS
-from swe_explore.indexes.files import write_json
-from swe_explore.retrievers.registry import retriever_options
-
-#: What ``index_repos.py`` builds without ``--retriever``: the indexes of the default (learned) explorer.
-DEFAULT_RETRIEVERS = ("bm25", "tfidf")
+from swe_explore.evaluation.bench import bench_snapshots, load_bench
+from swe_explore.explore.config import EMBEDDING_RETRIEVERS
+from swe_explore.explore.explorer import resolve_model_path
+from swe_explore.indexes.batch import BATCH_BACKENDS, IndexJob
+from swe_explore.indexes.report import DEFAULT_RETRIEVERS, check_job, index_snapshots, retriever_specs, snapshot_dirs
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    args.out = args.store
+    if args.jobs == 0 or args.jobs < -1:
+        parser.error(f"--jobs must be >= 1 or -1 (all cores), got {args.jobs}")
+    if args.scheduler and args.backend != "dask":
+        parser.error("--scheduler needs --backend dask")
+    if not args.repos.is_dir():
+        die(parser, f"--repos {args.repos} is not a directory")
+    if args.out.exists() and not args.out.is_dir():
+        die(parser, f"--out {args.out} is not a directory")
+    snapshots = _snapshots(parser, args)
+    job = _job(parser, args)
+
+    def bar(results: Any, total: int) -> Any:
+        return tqdm(results, total=total, desc="indexing", unit="snapshot", disable=args.quiet)
+
+    try:
+        run = index_snapshots(
+            snapshots, args.out, job, args.jobs, args.backend, args.scheduler, bar, sys.argv if argv is None else argv
+        )
+    except (ImportError, OSError, TimeoutError) as exc:  # missing dask extra, unreachable scheduler
+        die(parser, f"{args.backend} backend: {type(exc).__name__}: {exc}")
+    print(run.summary())
+    for line in run.problems():
+        print(line, file=sys.stderr)
+    return 1 if run.failed else 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command's flags."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repos", type=Path, default=MINI_REPOS, help="directory of snapshots")
     parser.add_argument("--bench", type=Path, default=None, help="only the snapshots this bench JSONL names")
@@ -79,154 +104,44 @@ def main(argv: list[str] | None = None) -> int:
         "learned explorer reads it)",
     )
     add_explorer_arguments(parser, multiple_retrievers=True, packing=False, store_flags=("--out", "--store"))
-    args = parser.parse_args(argv)
-    args.out = args.store
-    if args.jobs == 0 or args.jobs < -1:
-        parser.error(f"--jobs must be >= 1 or -1 (all cores), got {args.jobs}")
-    if args.scheduler and args.backend != "dask":
-        parser.error("--scheduler needs --backend dask")
-    if not args.repos.is_dir():
-        die(parser, f"--repos {args.repos} is not a directory")
-    if args.out.exists() and not args.out.is_dir():
-        die(parser, f"--out {args.out} is not a directory")
+    return parser
+
+
+def _job(parser: argparse.ArgumentParser, args: argparse.Namespace) -> IndexJob:
+    """The job of the flags; bad names and options are usage errors, found before any worker starts."""
+    try:
+        specs = retriever_specs(args.retriever or list(DEFAULT_RETRIEVERS), dict(args.retriever_option))
+    except ValueError as exc:
+        parser.error(str(exc))
+    for name, options in specs:
+        if name in EMBEDDING_RETRIEVERS and args.model:
+            options["model"] = resolve_model_path(args.model)
+    graph = args.graph and args.chunker == "function"
+    job = IndexJob(
+        args.chunker, chunker_options_from_args(args), tuple(specs), {}, args.rebuild, args.reuse, graph=graph
+    )
+    try:
+        check_job(job)
+    except ValueError as exc:
+        parser.error(str(exc))
+    return job
+
+
+def _snapshots(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Path]:
+    """The snapshot directories to index: those ``--bench`` names (warning about the missing), else all."""
     if args.bench:
         try:
             records = load_bench(args.bench, require_query=False)  # indexing needs no issue text
         except (ValueError, FileNotFoundError) as exc:
             die(parser, str(exc))
-        found = {find_snapshot(r, args.repos) for r in records}
-        missing = [r.instance_id for r in records if find_snapshot(r, args.repos) is None]
+        snapshots, missing = bench_snapshots(records, args.repos)
         if missing:
             print(f"warning: {len(missing)} bench instance(s) have no snapshot, e.g. {missing[:3]}", file=sys.stderr)
-        snapshots = sorted(p for p in found if p is not None)
     else:
-        snapshots = sorted(p for p in args.repos.iterdir() if p.is_dir() and not p.name.startswith("."))
+        snapshots = snapshot_dirs(args.repos)
     if not snapshots:
         parser.error(f"no snapshot directories under {args.repos}")
-    names = args.retriever or list(DEFAULT_RETRIEVERS)
-    given = dict(args.retriever_option)
-    unused = set(given)
-    retrievers = []
-    for name in names:  # with several retrievers, each gets the -O options it accepts
-        accepted = set(retriever_options(name))
-        options = {k: v for k, v in given.items() if len(names) == 1 or k in accepted}
-        unused -= set(options)
-        if name in EMBEDDING_RETRIEVERS and args.model:
-            options["model"] = resolve_model_path(args.model)
-        retrievers.append((name, options))
-    if unused:
-        parser.error(f"--retriever-option {', '.join(sorted(unused))}: accepted by none of {', '.join(names)}")
-    job = IndexJob(
-        args.chunker,
-        chunker_options_from_args(args),
-        tuple(retrievers),
-        {},
-        args.rebuild,
-        args.reuse,
-        graph=args.graph and args.chunker == "function",
-    )
-    try:  # validate names and options once, before any worker starts
-        from swe_explore.chunking.registry import make_chunker
-        from swe_explore.retrievers.registry import make_retriever
-
-        make_chunker(job.chunker, **job.chunker_options)
-        for name, options in job.retrievers:
-            make_retriever(name, **options)
-    except ValueError as exc:
-        parser.error(str(exc))
-
-    def bar(results: Any, total: int) -> Any:
-        return tqdm(results, total=total, desc="indexing", unit="snapshot", disable=args.quiet)
-
-    t0 = time.perf_counter()
-    try:
-        reports = index_many(snapshots, args.out, job, args.jobs, args.backend, args.scheduler, bar)
-    except (ImportError, OSError, TimeoutError) as exc:  # missing dask extra, unreachable scheduler
-        die(parser, f"{args.backend} backend: {type(exc).__name__}: {exc}")
-    wall = time.perf_counter() - t0
-    reports.sort(key=lambda r: r["snapshot"])
-    status = {s: sum(r["status"] == s for r in reports) for s in ("built", "up-to-date", "error")}
-    lines = sum(r.get("counts", {}).get("lines", 0) for r in reports)
-    steps: dict[str, float] = {}  # seconds per step, summed over the snapshots built in this run
-    for r in reports:
-        if r["status"] == "built":
-            for step, seconds in r["seconds"].items():
-                steps[step] = round(steps.get(step, 0.0) + seconds, 4)
-    built_lines = sum(r["counts"].get("lines", 0) for r in reports if r["status"] == "built")
-    cache = cache_totals(reports)
-    run = {
-        "argv": sys.argv if argv is None else argv,
-        "job": job.__dict__ | {"retrievers": retrievers},
-        "jobs": args.jobs,
-        "backend": args.backend,
-        "wall_seconds": round(wall, 3),
-        "status": status,
-        "lines": lines,
-        "built_lines": built_lines,
-        "step_seconds": steps,
-        "cache": cache,
-        "snapshots": reports,
-    }
-    report_path = args.out / "_reports" / f"index-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.json"
-    report_path.parent.mkdir(parents=True, exist_ok=True)
-    write_json(report_path, json.loads(json.dumps(run, default=str)))
-    print(
-        f"{len(reports)} snapshots: {status['built']} built, {status['up-to-date']} up to date, "
-        f"{status['error']} failed; {lines:,} lines in {wall:.1f} s; report {report_path}"
-    )
-    if built_lines:
-        print(f"  worker seconds per 100K lines built: {steps.get('total', 0.0) / built_lines * 1e5:.2f}")
-    if cache:
-        print(f"  reuse: {format_hit_rates(cache)}")
-    for r in reports:
-        if r["status"] == "error":
-            print(f"  FAILED {r['snapshot']}: {r['error']}", file=sys.stderr)
-        elif r.get("counts", {}).get("chunks") == 0:
-            print(
-                f"  warning: {r['snapshot']} has no indexable file (0 chunks); see the walk statistics in its manifest",
-                file=sys.stderr,
-            )
-    return 1 if status["error"] else 0
-
-
-def cache_totals(reports: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The content-addressed cache's lookups of a batch, summed per kind over the snapshots, with hit rates.
-
-    :param reports: :func:`~indexes.batch.index_one` reports.
-    :return: kind -> ``{"hits", "misses", "corrupt", "write_errors", "corrupt_indexes", "hit_rate"}`` (counted in
-        files for ``chunks``, in chunks for ``term_counts`` and ``vectors``; ``hit_rate``: hits / lookups, ``None``
-        without lookups), in :data:`~indexes.cache.CACHE_KINDS` order; ``{}`` when nothing was looked up.
-    """
-    totals: dict[str, dict[str, Any]] = {}
-    for kind in CACHE_KINDS:
-        counts = [r["cache"][kind] for r in reports if kind in (r.get("cache") or {})]
-        if not counts:
-            continue
-        keys = ("hits", "misses", "corrupt", "write_errors", "corrupt_indexes")
-        summed: dict[str, Any] = {key: sum(c.get(key, 0) for c in counts) for key in keys}
-        lookups = summed["hits"] + summed["misses"] + summed["corrupt"]
-        summed["hit_rate"] = round(summed["hits"] / lookups, 4) if lookups else None
-        totals[kind] = summed
-    return totals
-
-
-def format_hit_rates(totals: dict[str, dict[str, Any]]) -> str:
-    """One line of :func:`cache_totals`: ``cache hit rate chunks 83.1% (1250/1505 files), term_counts 91.0%
-    (24500/26920 chunks), ...``, plus damaged entries, damaged pack indexes and write errors when there were any.
-
-    :param totals: :func:`cache_totals`' result.
-    :return: the line.
-    """
-    parts = []
-    for kind, t in totals.items():
-        lookups = t["hits"] + t["misses"] + t["corrupt"]
-        rate = f"{100 * t['hit_rate']:.1f}%" if t["hit_rate"] is not None else "-"
-        unit = "files" if kind == "chunks" else "chunks"
-        extra = "".join(
-            f", {t[k]} {k.replace('_', ' ')}" for k in ("corrupt", "corrupt_indexes", "write_errors") if t[k]
-        )
-        parts.append(f"{kind} {rate} ({t['hits']}/{lookups} {unit}{extra})")
-    return "cache hit rate " + ", ".join(parts)
+    return snapshots
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from pathlib import Path
 from filelock import Timeout
 
 from swe_explore.benchprep.snapshots import MaterializeReport, SnapshotTask, materialize
-from swe_explore.evaluation.cli import die
+from swe_explore.commands._args import die
 
 
 def add_snapshot_arguments(parser: argparse.ArgumentParser, required: bool) -> None:

@@ -29,7 +29,7 @@ from tqdm import tqdm
 from swe_explore.benchprep.git import GitError
 from swe_explore.benchprep.mine import MineConfig, MineReport, mine, write_outputs
 from swe_explore.benchprep.mine_rules import OPTIONAL_RULES, REJECTION_REASONS
-from swe_explore.evaluation.cli import die
+from swe_explore.commands._args import die
 
 
 def _summary(report: MineReport, out: Path, report_file: Path) -> str:
@@ -59,6 +59,38 @@ def main(argv: list[str] | None = None) -> int:
     :param argv: arguments (default ``sys.argv[1:]``).
     :return: exit status (0 on success, 2 on bad input).
     """
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        config = MineConfig(
+            max_records=args.max,
+            seed=args.seed,
+            since=args.since,
+            until=args.until,
+            ref=args.ref,
+            first_parent=args.first_parent,
+            min_words=args.min_words,
+            max_files=args.max_files,
+            allow=frozenset(args.allow),
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
+    if not args.mirror.is_dir():
+        die(parser, f"--mirror {args.mirror} is not a directory")
+    if args.out.is_dir():
+        die(parser, f"--out {args.out} is a directory")
+    with tqdm(total=config.max_records, desc="mined", unit="record", disable=args.quiet, file=sys.stderr) as bar:
+        try:
+            records, report = mine(args.mirror, args.repo, config, progress=lambda n: bar.update(n - bar.n))
+        except (GitError, ValueError) as exc:
+            die(parser, str(exc))
+    report_file = write_outputs(args.out, records, report)
+    print(_summary(report, args.out, report_file))
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command's flags."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mirror", type=Path, required=True, help="bare git mirror (e.g. MIRRORS/<owner>+<name>/repo)")
     parser.add_argument("--out", type=Path, required=True, help="bench JSONL to write (report: <out>.report.json)")
@@ -88,33 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         help=f"switch a rule off (repeatable): {', '.join(OPTIONAL_RULES)}",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
-    try:
-        config = MineConfig(
-            max_records=args.max,
-            seed=args.seed,
-            since=args.since,
-            until=args.until,
-            ref=args.ref,
-            first_parent=args.first_parent,
-            min_words=args.min_words,
-            max_files=args.max_files,
-            allow=frozenset(args.allow),
-        )
-    except ValueError as exc:
-        parser.error(str(exc))
-    if not args.mirror.is_dir():
-        die(parser, f"--mirror {args.mirror} is not a directory")
-    if args.out.is_dir():
-        die(parser, f"--out {args.out} is a directory")
-    with tqdm(total=config.max_records, desc="mined", unit="record", disable=args.quiet, file=sys.stderr) as bar:
-        try:
-            records, report = mine(args.mirror, args.repo, config, progress=lambda n: bar.update(n - bar.n))
-        except (GitError, ValueError) as exc:
-            die(parser, str(exc))
-    report_file = write_outputs(args.out, records, report)
-    print(_summary(report, args.out, report_file))
-    return 0
+    return parser
 
 
 if __name__ == "__main__":

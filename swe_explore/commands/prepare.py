@@ -42,8 +42,8 @@ from swe_explore.benchprep.release import (
     write_text_atomic,
 )
 from swe_explore.benchprep.snapshots import SnapshotTask
+from swe_explore.commands._args import die
 from swe_explore.commands.materialize import add_snapshot_arguments, run_materialize
-from swe_explore.evaluation.cli import die
 
 MAX_LISTED = 50
 """Unjoined rows printed on screen (all of them are in the report)."""
@@ -86,26 +86,7 @@ def _found_elsewhere(records: list[dict[str, Any]], repos: Path) -> dict[str, st
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 unjoined rows with --strict or failed snapshots,
     2 bad input)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("release", type=Path, help="the release JSONL (e.g. bench.final.public.jsonl)")
-    parser.add_argument(
-        "--source",
-        action="append",
-        default=[],
-        metavar="FILE_OR_HUB_ID",
-        help="a source dataset: .jsonl/.json/.parquet file or Hugging Face id owner/name[:split] (repeat for several)",
-    )
-    parser.add_argument("--out", type=Path, required=True, help="the joined bench JSONL to write")
-    parser.add_argument(
-        "--pro-query",
-        choices=PRO_QUERY_MODES,
-        default=DEFAULT_PRO_QUERY,
-        help="query of SWE-bench Pro rows: problem statement only, or full (+ requirements + "
-        f"interface, as Pro's harness; default {DEFAULT_PRO_QUERY})",
-    )
-    parser.add_argument("--strict", action="store_true", help="any row not joined is an error")
-    add_snapshot_arguments(parser, required=False)
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser = _parser()
     args = parser.parse_args(argv)
     if (args.mirrors is None) != (args.repos is None):
         parser.error("--mirrors and --repos go together")
@@ -161,6 +142,31 @@ def main(argv: list[str] | None = None) -> int:
         write_text_atomic(report_file, json.dumps(report, indent=1, ensure_ascii=False) + "\n")
         status = 1 if snapshots.failed else 0
     return status
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command's flags."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("release", type=Path, help="the release JSONL (e.g. bench.final.public.jsonl)")
+    parser.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        metavar="FILE_OR_HUB_ID",
+        help="a source dataset: .jsonl/.json/.parquet file or Hugging Face id owner/name[:split] (repeat for several)",
+    )
+    parser.add_argument("--out", type=Path, required=True, help="the joined bench JSONL to write")
+    parser.add_argument(
+        "--pro-query",
+        choices=PRO_QUERY_MODES,
+        default=DEFAULT_PRO_QUERY,
+        help="query of SWE-bench Pro rows: problem statement only, or full (+ requirements + "
+        f"interface, as Pro's harness; default {DEFAULT_PRO_QUERY})",
+    )
+    parser.add_argument("--strict", action="store_true", help="any row not joined is an error")
+    add_snapshot_arguments(parser, required=False)
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser
 
 
 if __name__ == "__main__":

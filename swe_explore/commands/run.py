@@ -21,28 +21,24 @@ import sys
 import time
 from pathlib import Path
 
+from swe_explore.commands._args import add_bench_arguments, die, load_bench_args
 from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
-from swe_explore.evaluation.bench import load_bench
-from swe_explore.evaluation.cli import MAIN_METRICS, add_bench_arguments, die, load_bench_args
-from swe_explore.evaluation.results import Coverage, evaluate_rows, format_table, read_rows, summarize
+from swe_explore.evaluation.metrics import MAIN_METRICS
+from swe_explore.evaluation.results import (
+    Coverage,
+    evaluate_rows,
+    foreign_instance_ids,
+    format_table,
+    read_rows,
+    summarize,
+)
 from swe_explore.evaluation.runner import ConcurrentRunError, ConfigMismatchError, run_explorer
 from swe_explore.indexes.store import config_key
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 some instance failed, 2 bad input)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_bench_arguments(parser)
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="result JSONL (default: outputs/results/<bench>/<explorer>-<config hash>.jsonl)",
-    )
-    parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
-    parser.add_argument("--overwrite", action="store_true", help="start --out afresh instead of resuming")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_explorer_arguments(parser)
+    parser = _parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     records = load_bench_args(parser, args, limit=args.limit)
@@ -53,17 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     default_name = config_key(explorer.name, explorer.explorer_config) + ".jsonl"
     out = args.out or Path("outputs/results") / args.bench.stem / default_name
     if out.is_file() and not args.overwrite:  # resume only a file of this bench: never mix benches in one file
-        try:
-            bench_ids = {r.instance_id for r in load_bench(args.bench, skip_empty_core=False, require_query=False)}
-            foreign = sorted({row["instance_id"] for row in read_rows(out, drop_partial_last=True)} - bench_ids)
-        except (ValueError, FileNotFoundError) as exc:
-            die(parser, str(exc))
-        if foreign:
-            die(
-                parser,
-                f"{out} holds {len(foreign)} row(s) of instances not in {args.bench} (e.g. {foreign[0]}): "
-                f"it is another bench's result file; use another --out or --overwrite",
-            )
+        _refuse_foreign_rows(parser, out, args.bench)
     t0 = time.perf_counter()
     try:
         report = run_explorer(
@@ -104,6 +90,37 @@ def main(argv: list[str] | None = None) -> int:
     for problem in coverage.problems():
         print(f"warning: {problem}", file=sys.stderr)
     return 1 if report.failed else 0
+
+
+def _refuse_foreign_rows(parser: argparse.ArgumentParser, out: Path, bench: Path) -> None:
+    """Stop (exit status 2) when the result file to resume holds rows of instances the bench does not have."""
+    try:
+        foreign = foreign_instance_ids(out, bench)
+    except (ValueError, FileNotFoundError) as exc:
+        die(parser, str(exc))
+    if foreign:
+        die(
+            parser,
+            f"{out} holds {len(foreign)} row(s) of instances not in {bench} (e.g. {foreign[0]}): "
+            f"it is another bench's result file; use another --out or --overwrite",
+        )
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command's flags."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_bench_arguments(parser)
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="result JSONL (default: outputs/results/<bench>/<explorer>-<config hash>.jsonl)",
+    )
+    parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
+    parser.add_argument("--overwrite", action="store_true", help="start --out afresh instead of resuming")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_explorer_arguments(parser)
+    return parser
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
-"""Command-line options shared by the scripts for bench input: ``--bench``, ``--repos``, and error reporting.
+"""Command-line options shared by the commands: bench input (``--bench``, ``--repos``, ``--issue-map``), the
+chunker flags (``--chunker NAME --max-lines 120 ...``), and error reporting.
 
-The explorer options (``--retriever``, ``--chunker``, ``--k``, ``--budget``, ...) are in
-:mod:`swe_explore.explore.options`.
+The library stays free of ``argparse``: these helpers turn flags into the library's arguments. The explorer
+options (``--retriever``, ``--k``, ``--budget``, ...) are in :mod:`swe_explore.commands.explorer_args`.
 """
 
 from __future__ import annotations
@@ -12,19 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from swe_explore import MINI_BENCH, MINI_REPOS
-
-#: The metrics the scripts print by default (all 17 with ``evaluate.py --metrics all``).
-MAIN_METRICS = [
-    "hit_file_rate",
-    "hit_region_rate",
-    "ndcg_at_500",
-    "recall_at_500",
-    "context_efficiency",
-    "precision",
-    "recall",
-    "f1_score",
-    "first_useful_hit",
-]
+from swe_explore.chunking.registry import CHUNKERS, DEFAULT_CHUNKER, Chunker, chunker_options, make_chunker
 
 
 def die(parser: argparse.ArgumentParser, message: str) -> NoReturn:
@@ -100,3 +89,46 @@ def load_bench_args(
     if not records:
         die(parser, f"{args.bench}: no instance to run (empty bench, --limit 0, or no record with core regions)")
     return records
+
+
+def add_chunker_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--chunker NAME`` and every strategy option (``--max-lines``, ``--size``, ...) to a parser.
+
+    Options default to ``None`` (not given); :func:`chunker_from_args` passes only the given ones, so an option
+    the chosen strategy does not have is reported rather than silently ignored.
+
+    :param parser: the script's argument parser.
+    """
+    parser.add_argument(
+        "--chunker", default=DEFAULT_CHUNKER, choices=list(CHUNKERS), help="chunk strategy (default: %(default)s)"
+    )
+    owners: dict[str, list[str]] = {}
+    defaults: dict[str, object] = {}
+    for name in CHUNKERS:
+        for option, default in chunker_options(name).items():
+            owners.setdefault(option, []).append(name)
+            defaults.setdefault(option, default)
+    for option, names in owners.items():
+        default = defaults[option]
+        flag = "--" + option.replace("_", "-")
+        help_text = f"{', '.join(names)} option (default {default})"
+        if isinstance(default, bool):
+            parser.add_argument(flag, dest=option, default=None, action=argparse.BooleanOptionalAction, help=help_text)
+        else:
+            parser.add_argument(flag, dest=option, default=None, type=int, help=help_text)
+
+
+def chunker_from_args(args: argparse.Namespace) -> Chunker:
+    """Build the chunker selected by :func:`add_chunker_arguments` flags.
+
+    :param args: parsed arguments.
+    :return: the chunker.
+    :raises ValueError: if an option given does not belong to the chosen strategy, or is out of range.
+    """
+    options: dict[str, int | bool] = {}
+    for name in CHUNKERS:
+        for option in chunker_options(name):
+            value = getattr(args, option, None)
+            if value is not None:
+                options[option] = value
+    return make_chunker(args.chunker, **options)
