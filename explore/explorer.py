@@ -298,26 +298,10 @@ def make_explorer(
     if budget is not None:
         config = replace(config, budget=budget)
     if kind == "reference":
-        options: dict[str, Any] = {}
-        if name == "reference_potion":  # the same model resolution as our Potion retriever
-            from swe_explore.retrievers.potion import resolve_model_spec
-
-            options["model_path"] = resolve_model_path(resolve_model_spec(model))
-        return ReferenceAdapter(name, config.k, options)
+        return _reference_explorer(name, config.k, model)
     root = Path(store) if store is not None else default_store()
     if kind == "learned":
-        from swe_explore.explore.fusion import FusionExplorer
-        from swe_explore.explore.ranker import DEFAULT_RANKER_MODEL
-
-        return FusionExplorer(
-            ranker="learned",
-            ranker_model=ranker_model or DEFAULT_RANKER_MODEL,
-            files_first=files_first or 0,
-            pack=config,
-            potion_model=resolve_model_path(model),
-            store=root,
-            rebuild=rebuild,
-        )
+        return _learned_explorer(config, root, model, rebuild, ranker_model, files_first)
     options = dict(retriever_options or {})
     if model is not None:
         options["model"] = model
@@ -332,4 +316,33 @@ def make_explorer(
         WalkConfig(),
         DEFAULT_TOP_N if top_n is None else top_n,
         rebuild,
+    )
+
+
+def _reference_explorer(name: str, k: int, model: str | None) -> ReferenceAdapter:
+    """The reference baseline ``name`` returning top-``k`` chunks (``reference_potion``: ``model`` resolved as
+    our Potion retriever resolves it)."""
+    options: dict[str, Any] = {}
+    if name == "reference_potion":
+        from swe_explore.retrievers.potion import resolve_model_spec
+
+        options["model_path"] = resolve_model_path(resolve_model_spec(model))
+    return ReferenceAdapter(name, k, options)
+
+
+def _learned_explorer(
+    pack: PackConfig, store: Path, model: str | None, rebuild: bool, ranker_model: str | None, files_first: int | None
+) -> FusionExplorer:
+    """The default explorer (:func:`make_explorer`'s ``learned``) from its checked options."""
+    from swe_explore.explore.fusion import FusionExplorer
+    from swe_explore.explore.ranker import DEFAULT_RANKER_MODEL
+
+    return FusionExplorer(
+        ranker="learned",
+        ranker_model=ranker_model or DEFAULT_RANKER_MODEL,
+        files_first=files_first or 0,
+        pack=pack,
+        potion_model=resolve_model_path(model),
+        store=store,
+        rebuild=rebuild,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,7 @@ def test_rank_and_explore_scored_share_one_contract(tmp_path: Path) -> None:
     """rank() gives scored chunks best first; explore_scored() gives explore()'s regions with the score of the
     best-ranked chunk each contains and, on request, the snapshot's lines (Cart.total is lines 28-31 of cart.py)."""
     explorer = make_explorer("bm25", pack=PackConfig.plain(k=2, budget=30), store=tmp_path)
+    assert isinstance(explorer, IndexedExplorer)
     query = "Cart.total ignores the discount code"
     ranked = explorer.rank(PYSHOP, query)
     assert all(isinstance(s, ScoredChunk) for s in ranked)
@@ -137,7 +139,7 @@ def test_make_explorer_refuses_what_the_command_line_refuses(tmp_path: Path) -> 
 
     parser = argparse.ArgumentParser()
     add_explorer_arguments(parser)
-    cases = [
+    cases: list[tuple[list[str], str, dict[str, Any], str]] = [
         (["--retriever", "learned", "--top-n", "3"], "learned", {"top_n": 3}, "--top-n"),
         (["--retriever", "bm25", "--ranker-model", "x"], "bm25", {"ranker_model": "x"}, "--ranker-model"),
         (
@@ -174,5 +176,5 @@ def test_last_loaded_keeps_one_snapshot(tmp_path: Path) -> None:
         calls.append(name)
         return len(calls)
 
-    got = [kept.get(tmp_path / name, name, lambda name=name: load(name)) for name in ("a", "a", "b", "a")]
+    got = [kept.get(tmp_path / name, name, functools.partial(load, name)) for name in ("a", "a", "b", "a")]
     assert calls == ["a", "b", "a"] and got == [1, 1, 2, 3]

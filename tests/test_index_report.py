@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,7 +40,7 @@ def test_check_job_refuses_a_bad_option_before_any_work() -> None:
 
 def test_cache_totals_and_hit_rates() -> None:
     """Summed per kind over the snapshots: chunks 3 hits of 4 files, term_counts 10 of 10 chunks, 1 write error."""
-    reports = [
+    reports: list[dict[str, Any]] = [
         {"cache": {"chunks": {"hits": 1, "misses": 1}, "term_counts": {"hits": 4, "write_errors": 1}}},
         {"cache": {"chunks": {"hits": 2}, "term_counts": {"hits": 6}}},
         {"status": "error"},

@@ -108,6 +108,6 @@ def test_foreign_instance_ids_of_a_result_file(tmp_path: Path) -> None:
     from swe_explore.evaluation.results import foreign_instance_ids
 
     path = tmp_path / "rows.jsonl"
-    rows = [{"instance_id": i, "regions": []} for i in ("zz-2", "mini__pyshop-1", "aa-1")]
+    rows: list[dict[str, object]] = [{"instance_id": i, "regions": []} for i in ("zz-2", "mini__pyshop-1", "aa-1")]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"instance_id": "partial')
     assert foreign_instance_ids(path, MINI_BENCH) == ["aa-1", "zz-2"]
