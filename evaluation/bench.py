@@ -211,6 +211,46 @@ def note_first_line(first_line: dict[str, int], instance_id: str, where: str, li
     first_line[instance_id] = line_no
 
 
+@dataclass
+class BenchNotes:
+    """What :func:`load_bench` left out, so that a command can say it (filled when passed as ``notes``).
+
+    :param records: records in the file.
+    :param empty_core: ids of the records dropped for empty ``read_core_regions``, in file order.
+    :param issue_ids: ids in the issue map (0 without one).
+    :param unmatched_issue_ids: issue-map ids that match no record of the file, in the map's order.
+    """
+
+    records: int = 0
+    empty_core: list[str] = field(default_factory=list)
+    issue_ids: int = 0
+    unmatched_issue_ids: list[str] = field(default_factory=list)
+
+    def lines(self, bench: str | Path, issue_map: str | Path | None = None) -> list[str]:
+        """One ``note:``/``warning:`` line per thing left out (empty when nothing was).
+
+        :param bench: the bench path, named in the lines.
+        :param issue_map: the issue map's path, named in its line.
+        :return: the lines.
+        """
+
+        def some(ids: Sequence[str]) -> str:
+            return ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+
+        out = []
+        if self.empty_core:
+            out.append(
+                f"note: {bench}: {len(self.empty_core)} of {self.records} records have no read_core_regions and are "
+                f"skipped (as the reference runner's --skip-empty-core): {some(self.empty_core)}"
+            )
+        if self.unmatched_issue_ids:
+            out.append(
+                f"warning: {issue_map}: {len(self.unmatched_issue_ids)} of its {self.issue_ids} instance ids match "
+                f"no record of {bench}: {some(self.unmatched_issue_ids)}"
+            )
+        return out
+
+
 def load_bench(
     path: str | Path,
     *,
@@ -218,6 +258,7 @@ def load_bench(
     limit: int | None = None,
     require_query: bool = True,
     issue_map: Mapping[str, str] | None = None,
+    notes: BenchNotes | None = None,
 ) -> list[BenchRecord]:
     """Load a bench JSONL file (spec §3.1), validating every record.
 
@@ -232,6 +273,7 @@ def load_bench(
     :param issue_map: ``{instance_id: issue text}`` (see :func:`load_issue_map`); a non-empty text in it replaces
         the record's ``problem_statement``, as the reference runner's ``--issue-map`` does, so rows of the public
         release (which carry no issue text) get their query.
+    :param notes: filled with what was left out: records without core regions, issue-map ids of no record.
     :return: the records in file order.
     :raises FileNotFoundError: if the file does not exist.
     :raises ValueError: on invalid JSON, a missing field or a duplicate instance_id; the message names the
@@ -257,6 +299,13 @@ def load_bench(
         record = parse_record(data, where, require_query=require_query)
         note_first_line(first_line, record.instance_id, where, line_no)
         records.append(record)
+    if notes is not None:
+        notes.records = len(records)
+        if skip_empty_core:
+            notes.empty_core = [r.instance_id for r in records if not r.ground_truth.get("read_core_regions")]
+        if issue_map is not None:
+            notes.issue_ids = len(issue_map)
+            notes.unmatched_issue_ids = [iid for iid in issue_map if iid not in first_line]
     if skip_empty_core:
         records = [r for r in records if r.ground_truth.get("read_core_regions")]
     return records if limit is None else records[:limit]

@@ -16,7 +16,7 @@ See ``docs/metrics.md`` for where they differ.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -71,13 +71,27 @@ def file_line_counts(gt: Mapping[str, Any], snapshot_dir: str | Path, mode: str 
     :raises ValueError: on an unknown mode.
     :raises FileNotFoundError: if ``snapshot_dir`` is not a directory.
     """
+    return snapshot_line_counts(snapshot_dir, gt_paths(gt), mode)
+
+
+def snapshot_line_counts(snapshot_dir: str | Path, paths: Iterable[str], mode: str = "lines") -> dict[str, int]:
+    """Line counts of the given files of a snapshot (GT paths, or predicted paths for the checks of
+    :mod:`evaluation.region_checks`).
+
+    :param snapshot_dir: the repository snapshot the paths are relative to.
+    :param paths: repo-relative paths.
+    :param mode: ``"lines"`` or ``"splitlines"``, see :func:`count_file_lines`.
+    :return: ``{path: line count}`` for every path that is a readable file in the snapshot.
+    :raises ValueError: on an unknown mode.
+    :raises FileNotFoundError: if ``snapshot_dir`` is not a directory.
+    """
     if mode not in LINE_COUNT_MODES:
         raise ValueError(f"unknown line-count mode {mode!r}; valid modes: {', '.join(LINE_COUNT_MODES)}")
     root = Path(snapshot_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"snapshot directory {root} does not exist")
     counts: dict[str, int] = {}
-    for rel in gt_paths(gt):
+    for rel in paths:
         path = root / rel
         if not path.is_file():
             continue

@@ -17,6 +17,7 @@ from typing import Any
 
 from swe_explore.evaluation.bench import BenchRecord, SnapshotCommitError
 from swe_explore.evaluation.results import (
+    RESOLVED_METRICS_KEY,
     Coverage,
     evaluate_rows,
     format_table,
@@ -29,6 +30,23 @@ from swe_explore.evaluation.stats import Comparison, compare_rows, format_compar
 
 Grouping = tuple[str, Callable[[BenchRecord], str]]
 """A field name (``dataset``, ``language``) and the function giving a record's value of it."""
+
+RESOLVED_TITLE = "predicted files resolved (end -1 and negative starts scored with the file's length)"
+"""The heading of the ``score_predicted_lines`` table (docs/metrics.md, "The end: -1 quirk")."""
+
+
+class NothingScoredError(ValueError):
+    """No bench instance could be scored (none has a snapshot): a table of zeros would look like a result.
+
+    :param n_records: the bench instances.
+    :param repos: the snapshots directory.
+    """
+
+    def __init__(self, n_records: int, repos: Path) -> None:
+        super().__init__(
+            f"nothing scored: none of the {n_records} bench instances has a snapshot under {repos} "
+            "(looked for <repos>/<instance_id> or the record's repo_dir; see --shared-snapshots)"
+        )
 
 
 def record_dataset(record: BenchRecord) -> str:
@@ -173,6 +191,7 @@ def evaluate_files(
     per_repo: bool = False,
     style: str = "markdown",
     compare: dict[str, Any] | None = None,
+    score_predicted_lines: bool = False,
     warn: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
     **evaluate_options: Any,
 ) -> EvaluationReport:
@@ -189,10 +208,13 @@ def evaluate_files(
     :param compare: ``None``, or the keyword arguments of :func:`~swe_explore.evaluation.stats.compare_rows`
         (``n_resamples``, ``seed``, ``ci_method``): compare every file with the first over the instances all
         files have a row for; each summary gets a ``comparison``.
+    :param score_predicted_lines: also score with the predicted files' line counts (docs/metrics.md): a second
+        overall table headed :data:`RESOLVED_TITLE`, and ``predicted_files_resolved`` in each summary.
     :param warn: receives each warning line (default: printed to stderr).
     :param evaluate_options: passed to :func:`~swe_explore.evaluation.results.evaluate_rows` (``k``,
         ``line_count_mode``, ``normalize_paths``, ``shared_snapshots``).
     :return: the report.
+    :raises NothingScoredError: if no instance has a snapshot.
     :raises ValueError: bad input, naming the file (a :class:`SnapshotCommitError` names the snapshot).
     """
     all_rows = read_result_files(paths, {r.instance_id for r in records}, bench, warn)
@@ -201,19 +223,32 @@ def evaluate_files(
     for label, path, rows in zip(file_labels(paths, names), paths, all_rows, strict=True):
         coverage = Coverage()
         try:
-            scored = evaluate_rows(rows, records, repos, coverage=coverage, **evaluate_options)
+            scored = evaluate_rows(
+                rows, records, repos, coverage=coverage, score_predicted_lines=score_predicted_lines, **evaluate_options
+            )
         except SnapshotCommitError:
             raise
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from exc
+        if not scored:
+            raise NothingScoredError(len(records), repos)
         summary = {
             "file": str(path),
             **summarize(scored, records),
             "coverage": coverage.to_dict(),
             "per_instance": instance_metrics(scored),
         }
+        if score_predicted_lines:
+            resolved = [{**row, "metrics": row[RESOLVED_METRICS_KEY]} for row in scored]
+            summary["predicted_files_resolved"] = {
+                "metrics": mean_metrics(resolved),
+                "per_instance": instance_metrics(resolved),
+            }
         files[label] = FileScore(Path(path), scored, coverage, {r["instance_id"] for r in rows}, summary)
     tables = [format_table({label: f.summary["metrics"] for label, f in files.items()}, metrics=metrics, style=style)]
+    if score_predicted_lines:
+        resolved_table = {label: f.summary["predicted_files_resolved"]["metrics"] for label, f in files.items()}
+        tables += [f"\n{RESOLVED_TITLE}", format_table(resolved_table, metrics=metrics, style=style)]
     if per_repo:
         tables += _repo_tables(files, metrics, style)
     for name, group_of in groupings:

@@ -28,9 +28,10 @@ from typing import Any
 
 from swe_explore.chunking.types import Region
 from swe_explore.evaluation.bench import BenchRecord, check_snapshot, find_snapshot, load_bench, repo_from_instance_id
-from swe_explore.evaluation.line_counts import file_line_counts
-from swe_explore.evaluation.metrics import METRIC_NAMES, evaluate_instance, zero_metrics
+from swe_explore.evaluation.line_counts import file_line_counts, snapshot_line_counts
+from swe_explore.evaluation.metrics import METRIC_NAMES, evaluate_instance, optional_regions, zero_metrics
 from swe_explore.evaluation.paths import in_snapshot, normalize_path
+from swe_explore.evaluation.region_checks import InvalidRegions, resolved_line_counts, sentinels_outside_gt
 
 OUTCOME_SUCCESS = "SUCCESS"
 """The explorer returned regions (possibly none)."""
@@ -40,6 +41,8 @@ OUTCOME_NOT_ATTEMPTED = "NOT_ATTEMPTED"
 """No prediction exists for the instance (e.g. missing from an external result file); scored 0."""
 MAX_ERROR_CHARS = 4000
 """The reference truncates ``error`` to this many characters."""
+RESOLVED_METRICS_KEY = "metrics_predicted_files_resolved"
+"""The key of a scored row's metrics under the "predicted files resolved" semantics (``score_predicted_lines``)."""
 
 SHORT_NAMES: dict[str, str] = {
     "precision": "Prec",
@@ -271,6 +274,9 @@ class Coverage:
         ground truth's form (:func:`evaluation.paths.in_snapshot`); such regions score nothing.
     :param commits_checked: snapshots whose commit was known and matched ``base_commit``.
     :param rows_over_k: rows with more than ``k`` regions, scored on their first ``k``.
+    :param invalid_regions: invalid ground-truth and predicted regions (:mod:`evaluation.region_checks`).
+    :param sentinel_regions_outside_gt: per instance, predicted ``end: -1`` / negative-start regions on files
+        of the snapshot outside the ground truth, which the reference scores as 0 lines (docs/metrics.md).
     """
 
     bench: int = 0
@@ -281,6 +287,8 @@ class Coverage:
     paths_not_in_snapshot: dict[str, list[str]] = field(default_factory=dict)
     commits_checked: int = 0
     rows_over_k: int = 0
+    invalid_regions: InvalidRegions = field(default_factory=InvalidRegions)
+    sentinel_regions_outside_gt: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (written under ``coverage`` by ``evaluate.py --json``)."""
@@ -294,6 +302,9 @@ class Coverage:
             "regions_not_in_snapshot": sum(len(v) for v in self.paths_not_in_snapshot.values()),
             "commits_checked": self.commits_checked,
             "rows_over_k": self.rows_over_k,
+            "invalid_regions": self.invalid_regions.to_dict(),
+            "sentinel_regions_outside_gt": {k: list(v) for k, v in self.sentinel_regions_outside_gt.items()},
+            "sentinel_region_count": sum(len(v) for v in self.sentinel_regions_outside_gt.values()),
         }
 
     def problems(self) -> list[str]:
@@ -327,7 +338,26 @@ class Coverage:
             )
         if self.rows_over_k:
             out.append(f"{self.rows_over_k} row(s) hold more than k regions and were scored on their first k")
+        out.extend(self.invalid_regions.problems())
         return out
+
+    def notes(self) -> list[str]:
+        """What is scored as the reference does but differs from the other semantics (not a gap: ``--strict``
+        accepts it): the sentinel regions outside the ground truth (docs/metrics.md).
+
+        :return: zero or one line.
+        """
+        if not self.sentinel_regions_outside_gt:
+            return []
+        n = sum(len(v) for v in self.sentinel_regions_outside_gt.values())
+        iid, regions = next(iter(self.sentinel_regions_outside_gt.items()))
+        first = regions[0]
+        return [
+            f"{n} predicted region(s) in {len(self.sentinel_regions_outside_gt)} instance(s) use end -1 or a "
+            "negative start on a file outside the ground truth: the reference scores them as 0 lines "
+            "(--score-predicted-lines scores them with the file's length), e.g. "
+            f"{iid}: {first['path']} {first['start']}-{first['end']}"
+        ]
 
     def summary_line(self) -> str:
         """``"scored 21 of 23 bench instances (..)"``: the counts in one line."""
@@ -352,6 +382,7 @@ def evaluate_rows(
     missing_rows: str = "zero",
     shared_snapshots: bool = False,
     coverage: Coverage | None = None,
+    score_predicted_lines: bool = False,
 ) -> list[dict[str, Any]]:
     """Score result rows against the bench, instance by instance, in bench order.
 
@@ -369,7 +400,10 @@ def evaluate_rows(
     :param missing_rows: what to do with a record that has no row: ``"zero"`` adds a ``NOT_ATTEMPTED`` row
         scored 0 (included in means), ``"skip"`` leaves it out, ``"error"`` raises.
     :param shared_snapshots: accept shared snapshot folders (see :func:`evaluation.bench.snapshot_candidates`).
-    :param coverage: filled with what was scored and what was missing (see :class:`Coverage`).
+    :param coverage: filled with what was scored and what was missing (see :class:`Coverage`), and with the
+        invalid regions and the sentinel regions outside the ground truth (:mod:`evaluation.region_checks`).
+    :param score_predicted_lines: also score every row with the predicted files' line counts (the "predicted
+        files resolved" semantics of docs/metrics.md), under :data:`RESOLVED_METRICS_KEY`.
     :return: the scored rows, one per evaluated instance, in bench order.
     :raises ValueError: on a duplicate row, a row for an unknown instance, a missing row with
         ``missing_rows="error"``, or an invalid option.
@@ -416,13 +450,46 @@ def evaluate_rows(
                 cov.rows_over_k += 1
         counts = file_line_counts(record.ground_truth, snapshot, line_count_mode) if snapshot else None
         out = score_row(row, record, counts, k=k, normalize_paths=normalize_paths)
-        if snapshot is not None and out["outcome"] == OUTCOME_SUCCESS:
-            outside = [r["path"] for r in out["regions"] if not in_snapshot(snapshot, r["path"])]
-            if outside:
-                cov.paths_not_in_snapshot[record.instance_id] = outside
+        if snapshot is not None:
+            _check_regions(cov, record, snapshot, counts or {}, out, line_count_mode, score_predicted_lines)
+        elif score_predicted_lines:
+            out[RESOLVED_METRICS_KEY] = dict(out["metrics"])  # no snapshot: no file to resolve
         scored.append(out)
     cov.scored += len(scored)
     return scored
+
+
+def _check_regions(
+    cov: Coverage,
+    record: BenchRecord,
+    snapshot: Path,
+    counts: Mapping[str, int],
+    out: dict[str, Any],
+    line_count_mode: str,
+    score_predicted_lines: bool,
+) -> None:
+    """Fill ``cov`` with one scored row's region checks (:mod:`evaluation.region_checks`); with
+    ``score_predicted_lines``, add the row's metrics with the predicted files resolved."""
+    iid = record.instance_id
+    gt_regions = [Region.from_json(r).to_json() for r in [*record.core_regions, *optional_regions(record.ground_truth)]]
+    cov.invalid_regions.check("ground_truth", iid, gt_regions, counts, snapshot)
+    if out["outcome"] != OUTCOME_SUCCESS:
+        if score_predicted_lines:
+            out[RESOLVED_METRICS_KEY] = zero_metrics()
+        return
+    regions = out["regions"]
+    outside = [r["path"] for r in regions if not in_snapshot(snapshot, r["path"])]
+    if outside:
+        cov.paths_not_in_snapshot[iid] = outside
+    file_counts = snapshot_line_counts(snapshot, sorted({r["path"] for r in regions} - set(outside)), line_count_mode)
+    cov.invalid_regions.check("predictions", iid, regions, file_counts)
+    unresolved = sentinels_outside_gt(regions, counts, file_counts)
+    if unresolved:
+        cov.sentinel_regions_outside_gt[iid] = unresolved
+    if score_predicted_lines:
+        out[RESOLVED_METRICS_KEY] = evaluate_instance(
+            regions, record.ground_truth, resolved_line_counts(counts, file_counts)
+        )
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -64,7 +64,8 @@ def load_bench_args(
 
     ``--repos`` may be left out only with the default mini bench; it must be a directory; the bench must load
     and hold at least one instance with core regions; with ``require_query`` every instance needs an issue text
-    (from ``--issue-map``, else its ``problem_statement``), or the error names the first one without.
+    (from ``--issue-map``, else its ``problem_statement``), or the error names the first one without. Records
+    dropped for empty core regions and issue-map ids that match no record are reported on stderr.
 
     :param parser: the script's parser (for errors).
     :param args: parsed arguments (``args.repos`` is filled in when defaulted).
@@ -72,7 +73,7 @@ def load_bench_args(
     :param require_query: reject records without issue text (not needed to score rows).
     :return: the bench records.
     """
-    from swe_explore.evaluation.bench import load_bench, load_issue_map
+    from swe_explore.evaluation.bench import BenchNotes, load_bench, load_issue_map
 
     if args.repos is None:
         if args.bench.resolve() != MINI_BENCH.resolve():
@@ -83,9 +84,12 @@ def load_bench_args(
     try:
         issue_path = getattr(args, "issue_map", None)
         issue_map = load_issue_map(issue_path) if issue_path is not None else None
-        records = load_bench(args.bench, limit=limit, require_query=require_query, issue_map=issue_map)
+        notes = BenchNotes()
+        records = load_bench(args.bench, limit=limit, require_query=require_query, issue_map=issue_map, notes=notes)
     except (ValueError, FileNotFoundError) as exc:
         die(parser, str(exc))
+    for line in notes.lines(args.bench, issue_path):
+        print(line, file=sys.stderr)
     if not records:
         die(parser, f"{args.bench}: no instance to run (empty bench, --limit 0, or no record with core regions)")
     return records

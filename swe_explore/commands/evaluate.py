@@ -4,7 +4,7 @@ Usage::
 
     python scripts/evaluate.py --bench FILE --repos DIR PRED.jsonl [PRED.jsonl ...]
         [--k K] [--per-repo] [--metrics all|main] [--format markdown|plain] [--line-counts lines|splitlines]
-        [--normalize-paths] [--json OUT] [--per-instance-csv OUT]
+        [--normalize-paths] [--score-predicted-lines] [--json OUT] [--per-instance-csv OUT]
         [--compare [--baseline PRED.jsonl] [--resamples 10000] [--seed 0] [--ci-method percentile|bca|basic]]
 
 Metrics are recomputed from each row's ``regions`` with the reference-compatible evaluator
@@ -12,10 +12,15 @@ Metrics are recomputed from each row's ``regions`` with the reference-compatible
 predictions): mean over evaluated instances; instances without a snapshot are excluded; failed rows and bench
 instances with no row count as 0 (as the reference's new runner does). Every gap is printed and written into
 ``--json`` (``coverage``): instances without a snapshot, without a result row, failed, rows with more than K
-regions, and predicted regions naming files that are not in the snapshot; ``--strict`` makes any of them an
-error. One table row per file (labelled by its explorer name, or file name when they clash), then one table per
-``dataset`` and per language (the record's ``language``, else that of most of its core lines), with the number
-of instances of each; ``--per-repo`` adds a table per repository.
+regions, predicted regions naming files that are not in the snapshot, and invalid ground-truth or predicted
+regions (``start > end``, ``start 0``, an end past the file's last line, a ground-truth file outside the snapshot;
+``docs/metrics.md``); ``--strict`` makes any of them an error. Nothing scored (no snapshot found) is an error
+(exit status 1). Predicted ``end: -1`` / negative-start regions on files outside the ground truth, which the
+reference scores as 0 lines, are counted; ``--score-predicted-lines`` also scores them with the file's length and
+prints a second table, "predicted files resolved". One table row per file (labelled by its explorer name, or
+file name when they clash), then one table per ``dataset`` and per language (the record's ``language``, else
+that of most of its core lines), with the number of instances of each; ``--per-repo`` adds a table per
+repository.
 
 ``--json`` writes each file's summary with its per-instance metrics (``per_instance``); ``--per-instance-csv``
 writes them as one CSV (``label, instance_id, outcome``, 17 metrics). ``--compare`` adds a table of every metric's
@@ -34,13 +39,15 @@ from swe_explore.benchprep.release import record_language
 from swe_explore.commands._args import add_bench_arguments, die, load_bench_args
 from swe_explore.evaluation.line_counts import LINE_COUNT_MODES
 from swe_explore.evaluation.metrics import MAIN_METRICS, METRIC_NAMES
-from swe_explore.evaluation.report import evaluate_files, record_dataset
+from swe_explore.evaluation.region_checks import PAST_EOF_MARGIN
+from swe_explore.evaluation.report import NothingScoredError, evaluate_files, record_dataset
 from swe_explore.evaluation.results import write_instance_csv
 from swe_explore.evaluation.stats import CI_METHODS, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; return the exit status (0 ok, 1 gaps with ``--strict``, 2 bad input)."""
+    """Run the command line; return the exit status (0 ok, 1 nothing scored or gaps with ``--strict``, 2 bad
+    input)."""
     parser, args = _parse(argv)
     records = load_bench_args(parser, args, require_query=False)
     compare = {"n_resamples": args.resamples, "seed": args.seed, "ci_method": args.ci_method}
@@ -55,17 +62,23 @@ def main(argv: list[str] | None = None) -> int:
             per_repo=args.per_repo,
             style=args.format,
             compare=compare if args.compare else None,
+            score_predicted_lines=args.score_predicted_lines,
             k=args.k,
             line_count_mode=args.line_counts,
             normalize_paths=args.normalize_paths,
             shared_snapshots=args.shared_snapshots,
         )
+    except NothingScoredError as exc:  # a table of zeros would look like a result
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except ValueError as exc:  # bad input, naming the file (or the snapshot at another commit)
         die(parser, str(exc))
     for label, scores in report.files.items():
         print(f"{label}: {scores.coverage.summary_line()}")
         for problem in scores.coverage.problems():
             print(f"warning: {label}: {problem}", file=sys.stderr)
+        for note in scores.coverage.notes():
+            print(f"note: {label}: {note}", file=sys.stderr)
     print(report.text)
     if args.per_instance_csv:
         count = write_instance_csv(args.per_instance_csv, report.scored_by_label)
@@ -109,7 +122,14 @@ def _parser() -> argparse.ArgumentParser:
         "--strict",
         action="store_true",
         help="exit with status 1 if any instance has no snapshot or no row, a row failed or holds "
-        "more than K regions, or a region names a file that is not in the snapshot",
+        "more than K regions, a region names a file that is not in the snapshot, or a ground-truth or "
+        f"predicted region is invalid (start > end, start 0, end past the last line + {PAST_EOF_MARGIN})",
+    )
+    parser.add_argument(
+        "--score-predicted-lines",
+        action="store_true",
+        help="also score end -1 / negative-start regions on files outside the ground truth with the file's "
+        "length (the reference scores them as 0 lines) and print a second table",
     )
     parser.add_argument("--per-repo", action="store_true", help="also print one table per repository")
     parser.add_argument("--metrics", choices=["all", "main"], default="all", help="all 17 metrics or the main 9")
