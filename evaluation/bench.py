@@ -181,7 +181,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, str, Any]]:
     """The JSON values of a JSONL file, one per non-blank line (a UTF-8 BOM is tolerated).
 
     :param path: the file.
-    :return: an iterator of ``(line number, "<file>:<line>", value)``.
+    :yield: ``(line number, "<file>:<line>", value)`` per non-blank line.
     :raises ValueError: for a line that is not valid JSON, naming the file and line.
     """
     with path.open(encoding="utf-8-sig") as handle:

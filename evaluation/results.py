@@ -209,7 +209,8 @@ def foreign_instance_ids(path: str | Path, bench: str | Path) -> list[str]:
     :param path: the result file (a partial last line is ignored, as a resumed run does).
     :param bench: the bench JSONL.
     :return: the foreign instance ids, sorted.
-    :raises ValueError, FileNotFoundError: a file that cannot be read (the message names it).
+    :raises ValueError: a file that cannot be parsed (the message names it).
+    :raises FileNotFoundError: a file that does not exist.
     """
     bench_ids = {r.instance_id for r in load_bench(bench, skip_empty_core=False, require_query=False)}
     return sorted({row["instance_id"] for row in read_rows(path, drop_partial_last=True)} - bench_ids)

@@ -285,7 +285,8 @@ def forbidden_repos(repo_lists: Iterable[Path], eval_benches: Iterable[Path]) ->
     :param repo_lists: files of ``owner/name`` lines (:func:`read_repo_list`).
     :param eval_benches: evaluation bench JSONL files.
     :return: lower-case ``owner/name`` -> ``"listed in FILE"`` or ``"in eval bench FILE"``.
-    :raises ValueError, FileNotFoundError: a bench that cannot be read (the message names it).
+    :raises ValueError: a bench record that is not valid (the message names the file and line).
+    :raises FileNotFoundError: a bench file that does not exist.
     """
     from swe_explore.evaluation.bench import load_bench
 
