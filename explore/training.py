@@ -95,7 +95,7 @@ class Group:
 
 
 def resolved_core(record: BenchRecord, file_lines: Mapping[str, int]) -> dict[str, list[tuple[int, int]]]:
-    """A record's core regions as line spans per path, sentinels resolved like the metrics do (spec §0.1).
+    """A record's core regions as line spans per path, sentinels resolved like the metrics do (docs/metrics.md §0.1).
 
     :param record: the record.
     :param file_lines: line counts of the snapshot's files.
