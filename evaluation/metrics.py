@@ -586,7 +586,7 @@ def noise_region_rate(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts =
 def weighted_core_coverage(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
     """WCC: per core-region entry coverage ``|P∩R| / |R|``, weighted 3 (path in main_files) or 2.
 
-    Unresolvable and empty core regions are dropped from both sums (docs/metrics.md §1, the WCC row: "§1 note 1").
+    Unresolvable and empty core regions are dropped from both sums (docs/metrics.md §1, the WCC row).
 
     :param preds: predicted regions in rank order.
     :param gt: the record's ``ground_truth`` dict.

@@ -295,7 +295,7 @@ def test_hit_file_rate_uses_read_core_files_and_unresolvable_preds() -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Weighted core coverage (docs/metrics.md §1 note 1)
+# Weighted core coverage (docs/metrics.md §1, the WCC row)
 # ----------------------------------------------------------------------------------------------------------
 
 
