@@ -386,13 +386,12 @@ def pro_base_id(instance_id: str) -> str | None:
 
 
 class SourceIndex:
-    """Source rows by normalised id, and the lookup of a release id by the rules of :data:`MATCH_RULES`."""
+    """Source rows by normalised id, and the lookup of a release id by the rules of :data:`MATCH_RULES`.
+
+    :param sources: the sources, in the order given (the origin of duplicates is reported in that order).
+    """
 
     def __init__(self, sources: Sequence[Source]) -> None:
-        """Index every row of the sources.
-
-        :param sources: the sources, in the order given (the origin of duplicates is reported in that order).
-        """
         self.by_id: dict[str, list[tuple[SourceRow, Source]]] = defaultdict(list)
         self.by_fold: dict[str, set[str]] = defaultdict(set)
         self.by_base: dict[str, set[str]] = defaultdict(set)

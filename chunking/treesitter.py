@@ -7,7 +7,7 @@ The rules, in order (also in ``docs/chunking.md``):
 1. **Parse** the file's text (its lines joined with ``"\\n"``, plus a final ``"\\n"``, UTF-8 encoded) with the
    language's grammar; without the final newline Go and C grammars report a MISSING node after a last-line
    ``type`` declaration or ``#endif``. Tree-sitter rows count ``"\\n"`` only, so row ``r`` is exactly line
-   ``r + 1`` of :mod:`chunking.lines` whatever the bytes before it (BR-01). A node ending at column 0 ends on
+   ``r + 1`` of :mod:`chunking.lines` whatever the bytes before it. A node ending at column 0 ends on
    the previous row.
    **Parse guard**: a file of more than ``max_parse_bytes`` bytes, or whose lines average more than
    ``max_line_bytes`` bytes (minified code), is not parsed but cut into windows (fallback ``too_large`` /
@@ -41,7 +41,7 @@ The rules, in order (also in ``docs/chunking.md``):
    ``doc_comments``) also belongs to the definition below it across blank lines. Comments of the file's
    opening comment block (starting on line 1) are the file's header and are not attached, except a doc
    comment directly above the definition. C-family **macro guard**: a definition whose header (start to body)
-   spans a blank line starts after it (undeclared macros parsed into it, BR-07).
+   spans a blank line starts after it (undeclared macros parsed into it).
 4. **Containers** are chunked at the method level: the lines from the container's first line up to its first
    nested definition form a ``header`` chunk (signature, docstring, fields); other container lines outside
    nested definitions (fields between methods, the closing brace) form ``gap`` chunks carrying the
@@ -53,7 +53,7 @@ The rules, in order (also in ``docs/chunking.md``):
    chunks, one per run between definitions, so every non-blank line is in some chunk.
 6. **Overlaps**: two definitions sharing a line (``}; function b() {``) are merged into one chunk; attached
    comments never reach into the previous chunk. Chunks of this strategy never overlap.
-7. **Trimming and splitting**: leading and trailing blank lines of every chunk are dropped (BR-05). A chunk
+7. **Trimming and splitting**: leading and trailing blank lines of every chunk are dropped. A chunk
    longer than ``max_lines`` is split at child-node boundaries (children of the definition, expanded while
    a child is itself too long), greedily packed up to ``max_lines``; a comment or attachment starting its line
    is glued to the code on the next row (and the definition's attached comments to its first row), so a cut
@@ -211,7 +211,7 @@ class _FileChunking(ParseScan):
         """Row where a C-family definition really starts when undeclared macros above it were parsed into it.
 
         If the header (definition start to body start) spans a blank line, the definition starts after the
-        last such blank line (BR-07); otherwise ``core`` is returned unchanged.
+        last such blank line (docs/chunking.md, rule 6); otherwise ``core`` is returned unchanged.
         """
         body = node.child_by_field_name("body")
         if body is None:

@@ -97,7 +97,7 @@ def make_chunk(source: SourceFile, start: int, end: int, kind: str, symbol: str 
 
 
 def window_ranges(n_lines: int, size: int, overlap: int) -> list[tuple[int, int]]:
-    """Line windows with the reference stepping (metrics-spec §2.2).
+    """Line windows with the reference stepping (docs/metrics.md §2.2).
 
     Windows start at 0-based ``i = 0, step, 2*step, ...`` with ``step = size - overlap`` and cover lines
     ``i+1 .. min(i+size, n)``; iteration stops after the first window that reaches ``n``.
@@ -199,7 +199,7 @@ def blank_flags(lines: Sequence[str]) -> list[bool]:
 
 @dataclass(frozen=True)
 class WindowChunker(Chunker):
-    """Fixed line windows, exactly as the reference baselines chunk (metrics-spec §2.2), for every file.
+    """Fixed line windows, exactly as the reference baselines chunk (docs/metrics.md §2.2), for every file.
 
     Windows follow :func:`window_ranges`; a window whose text is whitespace only is skipped (iteration still
     advances past it). Windows overlap by ``overlap`` lines; nothing else is trimmed or merged.

@@ -1,4 +1,4 @@
-"""Loading the SWE-Explore bench JSONL and locating each record's repository snapshot (spec §3.1, §1.3).
+"""Loading the SWE-Explore bench JSONL and locating each record's repository snapshot (docs/metrics.md §3.1, §1.3).
 
 One JSON object per line, public release format::
 
@@ -51,7 +51,7 @@ class BenchRecord:
 
     @property
     def query(self) -> str:
-        """The query given to explorers: the raw ``problem_statement`` (spec §1.4)."""
+        """The query given to explorers: the raw ``problem_statement`` (docs/metrics.md §1.4)."""
         return self.problem_statement
 
     @property
@@ -181,7 +181,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, str, Any]]:
     """The JSON values of a JSONL file, one per non-blank line (a UTF-8 BOM is tolerated).
 
     :param path: the file.
-    :return: an iterator of ``(line number, "<file>:<line>", value)``.
+    :yield: ``(line number, "<file>:<line>", value)`` per non-blank line.
     :raises ValueError: for a line that is not valid JSON, naming the file and line.
     """
     with path.open(encoding="utf-8-sig") as handle:
@@ -260,10 +260,11 @@ def load_bench(
     issue_map: Mapping[str, str] | None = None,
     notes: BenchNotes | None = None,
 ) -> list[BenchRecord]:
-    """Load a bench JSONL file (spec §3.1), validating every record.
+    """Load a bench JSONL file (docs/metrics.md §3.1), validating every record.
 
     All records are validated first; then records with an empty ``read_core_regions`` are dropped (if
-    ``skip_empty_core``), then the first ``limit`` are kept, in that order, as in the reference runner (§1.3).
+    ``skip_empty_core``), then the first ``limit`` are kept, in that order, as in the reference runner
+    (docs/metrics.md §1.3).
 
     :param path: the JSONL file, one instance per line; blank lines are ignored.
     :param skip_empty_core: drop records without core regions (the reference default).
@@ -360,7 +361,7 @@ def snapshot_candidates(record: BenchRecord, repos_dir: str | Path, shared: bool
     Exact by default: ``repos_dir/instance_id``, then the record's ``repo_dir`` (``repos_dir/repo_dir``, or
     ``repo_dir`` itself if absolute; when ``repo_dir`` starts with the name of ``repos_dir``, e.g.
     ``repos/astropy__astropy-12907`` under ``--repos repos``, also with that prefix dropped). With ``shared``,
-    the reference runner's fallbacks to folders shared by several instances follow (spec §3.1): for an id
+    the reference runner's fallbacks to folders shared by several instances follow (docs/metrics.md §3.1): for an id
     ``org__name-123``, ``name``, ``org__name``, ``org-name`` and ``org`` (such a folder is at the commit of only
     one instance, so it is used only when asked for).
 

@@ -112,8 +112,10 @@ def run_grid(
     :param overwrite: rerun every cell instead of resuming.
     :param progress: progress bars.
     :return: the grid.
-    :raises ConfigMismatchError, ConcurrentRunError, ValueError: a cell's result file cannot be resumed or
-        written (:func:`~swe_explore.evaluation.runner.run_explorer`).
+    :raises ConfigMismatchError: a cell's result file was written with another configuration
+        (:func:`~swe_explore.evaluation.runner.run_explorer`).
+    :raises ConcurrentRunError: another run is writing a cell's result file.
+    :raises ValueError: a cell's result file cannot be read or resumed (the message names it).
     """
     languages = {r.instance_id: language_of(r) for r in records}
     by_language = sorted(set(languages.values()))
@@ -178,6 +180,10 @@ def comparison_or_none(
 ) -> Comparison | None:
     """Compare the cells that have rows against the baseline over their common instances (all 17 metrics).
 
+    :param scored_by_label: the scored rows per cell label.
+    :param baseline: the label of the baseline cell.
+    :param n_resamples: bootstrap resamples and random permutations.
+    :param seed: their seed.
     :return: the comparison, or ``None`` (with a warning) when the baseline has no rows, fewer than two cells
         have rows, or no instance is common to them.
     """
@@ -207,6 +213,7 @@ def write_outputs(
     :param n_records: the bench's instance count (the title).
     :param comparisons: ``{"all" or language: Comparison or None}``; a missing or ``None`` scope gets means only.
     :param scored_by_label: the scored rows per cell (for the per-instance difference plot).
+    :return: whether plots were made (``False`` when matplotlib is not installed).
     """
     comparisons = comparisons or {}
     out.mkdir(parents=True, exist_ok=True)
@@ -323,6 +330,11 @@ def plot(
 ) -> bool:
     """Bar charts with CIs (one figure per plotted metric and scope) and the per-instance difference plot.
 
+    :param directory: where the PNG files go (created if missing).
+    :param summary: ``{label: {"chunker", "retriever", "cases", "metrics", "per_language", "median_seconds"}}``.
+    :param languages: the bench's languages (one figure per language when there are several).
+    :param comparisons: ``{"all" or language: Comparison or None}``; a missing or ``None`` scope gets means only.
+    :param scored_by_label: the scored rows per cell (for the per-instance difference plot).
     :return: ``False`` when matplotlib is not installed (no plots), else ``True``.
     """
     plt = pyplot()
@@ -368,6 +380,11 @@ def draw_delta(
 ) -> tuple[int, int, int]:
     """Draw the sorted per-instance differences ``label - baseline`` of ``metric`` over the compared instances.
 
+    :param ax: the matplotlib axes to draw on.
+    :param comparison: the comparison (its instances and baseline).
+    :param label: the cell compared with the baseline.
+    :param scored_by_label: the scored rows per cell.
+    :param metric: the metric whose differences are drawn.
     :return: ``(better, worse, tied)`` counts.
     """
 

@@ -1,4 +1,4 @@
-"""File line counts (``path_to_lines``) for resolving the ``end == -1`` / negative-start sentinels (spec §0).
+"""File line counts (``path_to_lines``) for resolving the ``end == -1`` / negative-start sentinels (docs/metrics.md §0).
 
 As in the reference runner (``eval_runner._build_file_line_counts``), lines are counted only for the paths of
 the ground truth (core regions and every optional region), never for ``read_core_files`` alone and never for
@@ -62,7 +62,7 @@ def gt_paths(gt: Mapping[str, Any]) -> list[str]:
 
 
 def file_line_counts(gt: Mapping[str, Any], snapshot_dir: str | Path, mode: str = "lines") -> dict[str, int]:
-    """Build one instance's ``path_to_lines`` map from its snapshot, as the reference runner does (spec §0).
+    """Build one instance's ``path_to_lines`` map from its snapshot, as the reference runner does (docs/metrics.md §0).
 
     :param gt: the record's ``ground_truth`` dict.
     :param snapshot_dir: the repository snapshot the GT paths are relative to.

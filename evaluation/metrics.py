@@ -1,12 +1,12 @@
 """The 17 SWE-Explore metrics, reproducing the reference evaluator (``eval.py``) exactly.
 
-Every formula, sentinel and quirk follows ``/work/shared/docs/metrics-spec.md`` (cited below as "spec §N") and
-is summarised in ``docs/metrics.md``. In short:
+Every formula, sentinel and quirk is stated in ``docs/metrics.md`` (cited below as "docs/metrics.md §N", the
+section of that page covering §N). In short:
 
 - A region is ``(path, start, end)`` with 1-based inclusive lines; ``end == -1`` means end of file and
   ``start < 0`` counts back from the end. Both sentinels need the file's line count (``path_to_lines``); without
-  it the region is *unresolvable* and silently contributes no lines (spec §0.1).
-- Paths are compared as exact strings: no normalisation here (spec §0; see :mod:`evaluation.paths`).
+  it the region is *unresolvable* and silently contributes no lines (docs/metrics.md §0.1).
+- Paths are compared as exact strings: no normalisation here (docs/metrics.md §0; see :mod:`evaluation.paths`).
 - Predicted ends are not clamped to the file length, and ``start > end`` resolves to an empty range.
 
 Line sets are stored as merged intervals per path (:class:`LineSet`) instead of the reference's sets of
@@ -25,10 +25,10 @@ from typing import Any
 from swe_explore.chunking.types import Region
 
 END_OF_FILE = -1
-"""The ``end`` sentinel meaning "last line of the file" (spec §0)."""
+"""The ``end`` sentinel meaning "last line of the file" (docs/metrics.md §0)."""
 
 LINE_BUDGETS: tuple[int, ...] = (100, 300, 500)
-"""The line budgets B of nDCG@B and recall@B (spec §1)."""
+"""The line budgets B of nDCG@B and recall@B (docs/metrics.md §1)."""
 
 METRIC_NAMES: tuple[str, ...] = (
     "precision",
@@ -49,7 +49,7 @@ METRIC_NAMES: tuple[str, ...] = (
     "recall_at_500",
     "first_useful_hit",
 )
-"""The metric keys of a reference result row, in the reference runner's order (spec §1, §3.2)."""
+"""The metric keys of a reference result row, in the reference runner's order (docs/metrics.md §1, §3.2)."""
 
 #: The metrics the scripts print by default (all 17 with ``evaluate.py --metrics all``).
 MAIN_METRICS = [
@@ -69,12 +69,12 @@ _Lines = tuple[int, int]
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Regions and their resolution (spec §0, §0.1)
+# Regions and their resolution (docs/metrics.md §0, §0.1)
 # ----------------------------------------------------------------------------------------------------------
 
 
 def resolve_interval(path: str, start: int, end: int, path_to_lines: Mapping[str, int]) -> _Lines | None:
-    """Resolve a region to concrete lines ``[s, e]``, as the reference's ``_resolve_interval`` (spec §0.1).
+    """Resolve a region to concrete lines ``[s, e]``, as the reference's ``_resolve_interval`` (docs/metrics.md §0.1).
 
     1. If ``end == -1`` or ``start < 0``, the line count ``L = path_to_lines[path]`` is needed. If it is missing
        or below 1 the region is unresolvable. Otherwise ``e = L`` (or ``end``), ``s = L + start + 1`` (or
@@ -189,7 +189,7 @@ def _intersect(a: list[_Lines], b: list[_Lines]) -> list[_Lines]:
 
 
 def line_set(regions: Iterable[Region | Mapping[str, Any]], path_to_lines: Mapping[str, int] | None = None) -> LineSet:
-    """The "line set" of a region list: union of the lines of its resolvable regions (spec §0.1).
+    """The "line set" of a region list: union of the lines of its resolvable regions (docs/metrics.md §0.1).
 
     :param regions: regions (Regions or their JSON dicts); unresolvable ones are dropped silently.
     :param path_to_lines: file line counts (lines) used for the ``-1``/negative-start sentinels.
@@ -207,7 +207,7 @@ def line_set(regions: Iterable[Region | Mapping[str, Any]], path_to_lines: Mappi
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Ground-truth fields (spec §1, notation)
+# Ground-truth fields (docs/metrics.md §1, notation)
 # ----------------------------------------------------------------------------------------------------------
 
 
@@ -297,7 +297,7 @@ def _overlaps(path_a: str, span_a: _Lines | None, path_b: str, span_b: _Lines | 
 
 
 # ----------------------------------------------------------------------------------------------------------
-# The metrics on a prepared instance (spec §1 table, notes, §1.1, §1.2)
+# The metrics on a prepared instance (docs/metrics.md §1 table, notes, §1.1, §1.2)
 # ----------------------------------------------------------------------------------------------------------
 
 
@@ -474,7 +474,7 @@ LineCounts = Mapping[str, int] | None
 def evaluate_instance(
     preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None, metrics: Iterable[str] = METRIC_NAMES
 ) -> dict[str, float]:
-    """Score one instance with the reference metrics (spec §1), computing the shared line sets once.
+    """Score one instance with the reference metrics (docs/metrics.md §1), computing the shared line sets once.
 
     :param preds: the predicted regions, already cut to top-k, in rank order (Regions or their JSON dicts).
     :param gt: the record's ``ground_truth`` dict (``read_core_regions``, ``read_core_files``,
@@ -494,7 +494,7 @@ def evaluate_instance(
 
 
 def zero_metrics() -> dict[str, float]:
-    """The scores of an empty prediction (every metric 0.0, spec §1.3), e.g. for an ERROR outcome.
+    """The scores of an empty prediction (every metric 0.0, docs/metrics.md §1.3), e.g. for an ERROR outcome.
 
     :return: ``{metric name: 0.0}`` for the 17 metrics.
     """
@@ -502,7 +502,7 @@ def zero_metrics() -> dict[str, float]:
 
 
 def precision(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """Line-level precision ``|P∩C| / |P|``; 0 if P is empty (spec §1).
+    """Line-level precision ``|P∩C| / |P|``; 0 if P is empty (docs/metrics.md §1).
 
     :param preds: predicted regions in rank order.
     :param gt: the record's ``ground_truth`` dict.
@@ -513,7 +513,7 @@ def precision(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -
 
 
 def recall(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """Line-level core recall ``|P∩C| / |C|``; 0 if C is empty (spec §1).
+    """Line-level core recall ``|P∩C| / |C|``; 0 if C is empty (docs/metrics.md §1).
 
     :param preds: predicted regions in rank order.
     :param gt: the record's ``ground_truth`` dict.
@@ -524,7 +524,7 @@ def recall(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> f
 
 
 def f1_score(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """Harmonic mean ``2pr / (p + r)`` of line precision and recall; 0 if ``p + r = 0`` (spec §1).
+    """Harmonic mean ``2pr / (p + r)`` of line precision and recall; 0 if ``p + r = 0`` (docs/metrics.md §1).
 
     :param preds: predicted regions in rank order.
     :param gt: the record's ``ground_truth`` dict.
@@ -535,7 +535,7 @@ def f1_score(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) ->
 
 
 def hit_file_rate(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """``|V∩CF| / |CF|``: share of ``read_core_files`` named by any pred, resolvable or not (spec §1).
+    """``|V∩CF| / |CF|``: share of ``read_core_files`` named by any pred, resolvable or not (docs/metrics.md §1).
 
     :param preds: predicted regions in rank order.
     :param gt: the record's ``ground_truth`` dict.
@@ -546,7 +546,7 @@ def hit_file_rate(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = Non
 
 
 def noise_file_rate(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """``|V − CF − OF| / |V|``: share of predicted files that are neither core nor optional (spec §1).
+    """``|V − CF − OF| / |V|``: share of predicted files that are neither core nor optional (docs/metrics.md §1).
 
     :param preds: predicted regions in rank order.
     :param gt: the record's ``ground_truth`` dict.
@@ -557,7 +557,7 @@ def noise_file_rate(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = N
 
 
 def hit_region_rate(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """Share of core-region entries that overlap at least one pred (spec §1).
+    """Share of core-region entries that overlap at least one pred (docs/metrics.md §1).
 
     Unresolvable core regions stay in the denominator. Overlap is ``s1 <= e2 and s2 <= e1`` on resolved
     ranges, so an empty (``s > e``) range can still "overlap".
@@ -571,7 +571,9 @@ def hit_region_rate(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = N
 
 
 def noise_region_rate(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """Share of pred entries overlapping no core and no optional region; unresolvable preds are noise (spec §1).
+    """Share of pred entries overlapping no core and no optional region; unresolvable preds are noise.
+
+    See docs/metrics.md §1.
 
     :param preds: predicted regions in rank order.
     :param gt: the record's ``ground_truth`` dict.
@@ -582,9 +584,9 @@ def noise_region_rate(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts =
 
 
 def weighted_core_coverage(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """WCC: per core-region entry coverage ``|P∩R| / |R|``, weighted 3 (path in main_files) or 2 (spec §1 note 1).
+    """WCC: per core-region entry coverage ``|P∩R| / |R|``, weighted 3 (path in main_files) or 2.
 
-    Unresolvable and empty core regions are dropped from both sums.
+    Unresolvable and empty core regions are dropped from both sums (docs/metrics.md §1, the WCC row).
 
     :param preds: predicted regions in rank order.
     :param gt: the record's ``ground_truth`` dict.
@@ -595,7 +597,7 @@ def weighted_core_coverage(preds: Preds, gt: GroundTruth, path_to_lines: LineCou
 
 
 def context_efficiency(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """``|P ∩ (C ∪ O)| / |P|``: share of predicted lines that are core or optional (spec §1).
+    """``|P ∩ (C ∪ O)| / |P|``: share of predicted lines that are core or optional (docs/metrics.md §1).
 
     :param preds: predicted regions in rank order.
     :param gt: the record's ``ground_truth`` dict.
@@ -606,7 +608,7 @@ def context_efficiency(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts 
 
 
 def optional_coverage(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """``|P∩O| / |O|``: line coverage of the optional regions of all models (spec §1).
+    """``|P∩O| / |O|``: line coverage of the optional regions of all models (docs/metrics.md §1).
 
     :param preds: predicted regions in rank order.
     :param gt: the record's ``ground_truth`` dict.
@@ -617,7 +619,7 @@ def optional_coverage(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts =
 
 
 def ndcg_at_budget(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts, budget: int) -> float:
-    """nDCG@B over whole regions under a line budget, as the reference computes it (spec §1.1).
+    """nDCG@B over whole regions under a line budget, as the reference computes it (docs/metrics.md §1.1).
 
     Gain of a pred = its core lines, weighted 1.5 when its path is in ``main_files`` (per region, so duplicates
     re-earn gain). DCG walks the preds in order adding ``e - s + 1`` lines; the first region always counts, a
@@ -636,7 +638,7 @@ def ndcg_at_budget(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts, bud
 
 
 def recall_at_budget(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts, budget: int) -> float:
-    """Core recall of the first B predicted line slots, truncating inside a region (spec §1.2).
+    """Core recall of the first B predicted line slots, truncating inside a region (docs/metrics.md §1.2).
 
     Unresolvable preds are skipped; duplicate, overlapping and past-EOF lines use slots too.
 
@@ -652,7 +654,7 @@ def recall_at_budget(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts, b
 
 
 def ndcg_at_100(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """nDCG@100, see :func:`ndcg_at_budget` (spec §1.1).
+    """nDCG@100, see :func:`ndcg_at_budget` (docs/metrics.md §1.1).
 
     :param preds: predicted regions in rank order.
     :param gt: the record's ``ground_truth`` dict.
@@ -663,7 +665,7 @@ def ndcg_at_100(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None)
 
 
 def ndcg_at_300(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """nDCG@300, see :func:`ndcg_at_budget` (spec §1.1).
+    """nDCG@300, see :func:`ndcg_at_budget` (docs/metrics.md §1.1).
 
     :param preds: predicted regions in rank order.
     :param gt: the record's ``ground_truth`` dict.
@@ -674,7 +676,7 @@ def ndcg_at_300(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None)
 
 
 def ndcg_at_500(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """nDCG@500, see :func:`ndcg_at_budget` (spec §1.1).
+    """nDCG@500, see :func:`ndcg_at_budget` (docs/metrics.md §1.1).
 
     :param preds: predicted regions in rank order.
     :param gt: the record's ``ground_truth`` dict.
@@ -685,7 +687,7 @@ def ndcg_at_500(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None)
 
 
 def recall_at_100(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """Recall@100, see :func:`recall_at_budget` (spec §1.2).
+    """Recall@100, see :func:`recall_at_budget` (docs/metrics.md §1.2).
 
     :param preds: predicted regions in rank order.
     :param gt: the record's ``ground_truth`` dict.
@@ -696,7 +698,7 @@ def recall_at_100(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = Non
 
 
 def recall_at_300(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """Recall@300, see :func:`recall_at_budget` (spec §1.2).
+    """Recall@300, see :func:`recall_at_budget` (docs/metrics.md §1.2).
 
     :param preds: predicted regions in rank order.
     :param gt: the record's ``ground_truth`` dict.
@@ -707,7 +709,7 @@ def recall_at_300(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = Non
 
 
 def recall_at_500(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """Recall@500, see :func:`recall_at_budget` (spec §1.2).
+    """Recall@500, see :func:`recall_at_budget` (docs/metrics.md §1.2).
 
     :param preds: predicted regions in rank order.
     :param gt: the record's ``ground_truth`` dict.
@@ -718,7 +720,7 @@ def recall_at_500(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = Non
 
 
 def first_useful_hit(preds: Preds, gt: GroundTruth, path_to_lines: LineCounts = None) -> float:
-    """``1 − i/n`` for the 0-based index i of the first resolvable pred holding a core line (spec §1).
+    """``1 − i/n`` for the 0-based index i of the first resolvable pred holding a core line (docs/metrics.md §1).
 
     :param preds: predicted regions in rank order (``n`` counts every entry).
     :param gt: the record's ``ground_truth`` dict.

@@ -1,9 +1,9 @@
 """Optional path normalisation for *external* predictions (the ``--normalize-paths`` option).
 
-The reference evaluator compares paths as exact strings (spec §0): ``./a.py`` and ``a.py`` are different files,
-and so are ``a\\b.py`` and ``a/b.py``. :mod:`evaluation.metrics` keeps that behaviour. When a user explicitly
-asks for it, :func:`normalize_path` is applied to predicted paths only (never to the ground truth, whose paths
-are already repo-relative POSIX paths).
+The reference evaluator compares paths as exact strings (docs/metrics.md §0): ``./a.py`` and ``a.py`` are different
+files, and so are ``a\\b.py`` and ``a/b.py``. :mod:`evaluation.metrics` keeps that behaviour. When a user explicitly
+asks for it, :func:`normalize_path` is applied to predicted paths only (never to the ground truth, whose paths are
+already repo-relative POSIX paths).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def normalize_path(path: str) -> str:
 
 
 def in_snapshot(snapshot: str | Path, path: str) -> bool:
-    """Whether ``path`` names a file of the snapshot the way the metrics compare paths (spec §0).
+    """Whether ``path`` names a file of the snapshot the way the metrics compare paths (docs/metrics.md §0).
 
     The ground truth uses repo-relative POSIX paths, so a predicted path scores only in that form: an absolute
     path, a ``\\`` separator, or an empty, ``.`` or ``..`` segment (``sub/../a.py``, ``./a.py``) never matches

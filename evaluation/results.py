@@ -1,6 +1,6 @@
 """Result rows compatible with the reference runner, scoring them, aggregating them, and printing tables.
 
-A result file holds one JSON object per line and per instance (spec §3.2)::
+A result file holds one JSON object per line and per instance (docs/metrics.md §3.2)::
 
     {"instance_id": "...", "explorer": "bm25", "outcome": "SUCCESS", "error": null,
      "regions": [{"path", "start", "end"}, ...],      # preds[:k], raw (sentinels not resolved)
@@ -9,8 +9,8 @@ A result file holds one JSON object per line and per instance (spec §3.2)::
      "explorer_config": {"chunk_size": 80, "chunk_overlap": 20}}   # only when non-empty
 
 Rows are appended and flushed one by one (:class:`ResultsWriter`), so an interrupted run can resume
-(:func:`done_instance_ids`). Aggregation follows the new reference runner (spec §1.3): the mean over evaluated
-instances, where errors are scored 0 and included and instances without a snapshot are excluded.
+(:func:`done_instance_ids`). Aggregation follows the new reference runner (docs/metrics.md §1.3): the mean over
+evaluated instances, where errors are scored 0 and included and instances without a snapshot are excluded.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def make_row(
     repo_revision: str | None = None,
     explorer_config: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Build one result row in the reference runner's format (spec §3.2).
+    """Build one result row in the reference runner's format (docs/metrics.md §3.2).
 
     :param instance_id: the instance id.
     :param explorer: the explorer name.
@@ -187,7 +187,7 @@ def read_rows(path: str | Path, *, drop_partial_last: bool = False) -> list[dict
 
 
 def done_instance_ids(*paths: str | Path) -> set[str]:
-    """Instance ids present in *every* given result file, for resuming (as the reference does per k, §3.2).
+    """Instance ids present in *every* given result file, for resuming (per k, docs/metrics.md §3.2).
 
     :param paths: the result files of one explorer (one per k); a missing file counts as empty.
     :return: the ids done in all files (empty if no path is given or any file is missing).
@@ -212,7 +212,8 @@ def foreign_instance_ids(path: str | Path, bench: str | Path) -> list[str]:
     :param path: the result file (a partial last line is ignored, as a resumed run does).
     :param bench: the bench JSONL.
     :return: the foreign instance ids, sorted.
-    :raises ValueError, FileNotFoundError: a file that cannot be read (the message names it).
+    :raises ValueError: a file that cannot be parsed (the message names it).
+    :raises FileNotFoundError: a file that does not exist.
     """
     bench_ids = {r.instance_id for r in load_bench(bench, skip_empty_core=False, require_query=False)}
     return sorted({row["instance_id"] for row in read_rows(path, drop_partial_last=True)} - bench_ids)
@@ -498,7 +499,7 @@ def _check_regions(
 
 
 def mean_metrics(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str] = METRIC_NAMES) -> dict[str, float]:
-    """Arithmetic mean of each metric over rows, ``total / count`` as the reference runner (spec §1.3).
+    """Arithmetic mean of each metric over rows, ``total / count`` as the reference runner (docs/metrics.md §1.3).
 
     :param rows: scored rows (a missing metric counts as 0.0).
     :param metrics: the metric names to average.
@@ -645,7 +646,7 @@ def write_manifest(
     explorer_config: Mapping[str, Any] | None = None,
     harness_revision: str | None = None,
 ) -> dict[str, Any]:
-    """Write (or update) the sidecar ``X.manifest.json`` of the reference runner (spec §3.2), kept simple.
+    """Write (or update) the sidecar ``X.manifest.json`` of the reference runner (docs/metrics.md §3.2), kept simple.
 
     The file holds ``{"schema": 1, "explorers": {name: {"manifest": {...}, "summary": {k: {...}}}}}``; an
     existing manifest keeps its other explorers. Each per-k summary has ``cases, attempted, not_attempted,

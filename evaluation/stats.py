@@ -460,6 +460,7 @@ def legend(comparison: Comparison, metrics: Sequence[str] | None = None) -> str:
 
     :param comparison: the comparison.
     :param metrics: the metrics the table shows (for the lower-is-better note; default all compared).
+    :return: the sentence, one line of Markdown.
     """
     test = (
         "exact over all 2^n sign flips"

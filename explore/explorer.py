@@ -194,7 +194,7 @@ class IndexedExplorer:
 
 @dataclass
 class ReferenceAdapter:
-    """A reference baseline (spec §2) behind the explorer interface: raw top-K windows, no line budget.
+    """A reference baseline (docs/metrics.md §2) behind the explorer interface: raw top-K windows, no line budget.
 
     :param name: ``reference_bm25``, ``reference_tfidf`` or ``reference_potion``.
     :param k: regions returned (top-K).

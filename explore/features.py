@@ -212,6 +212,7 @@ def _ranks(scores: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
 
     :param scores: ``(n,)`` scores.
     :param order: ``np.argsort(-scores, kind="stable")`` when already computed (the same order).
+    :return: ``(n,)`` float64 ranks, ``nan`` where the score is <= 0.
     """
     if order is None:
         order = np.argsort(-scores, kind="stable")

@@ -1,10 +1,9 @@
-"""The SWE-Explore reference local baselines (BM25, TF-IDF, Potion), re-implemented faithfully (spec §2.1-§2.5).
+"""The SWE-Explore reference local baselines (BM25, TF-IDF, Potion), re-implemented faithfully.
 
-These reproduce the *reference* explorers, quirks included, so that our baselines can be compared with them on
-the same instances. They are not our baselines (those live in ``retrievers/``) and deliberately do not use our
-line definition: the reference reads files with ``errors="ignore"`` and numbers lines with
-:meth:`str.splitlines`, so a file containing a form feed gets different line numbers here than in
-:mod:`chunking.lines`.
+These reproduce the *reference* explorers (docs/metrics.md §2.1-§2.5), quirks included, so that our baselines can be
+compared with them on the same instances. They are not our baselines (those live in ``retrievers/``) and deliberately do
+not use our line definition: the reference reads files with ``errors="ignore"`` and numbers lines with
+:meth:`str.splitlines`, so a file containing a form feed gets different line numbers here than in :mod:`chunking.lines`.
 
 Pipeline, shared by the three explorers:
 
@@ -37,16 +36,16 @@ from swe_explore.chunking.walk import SNAPSHOT_MARKER
 PAPER_ERA_EXTENSIONS: tuple[str, ...] = (
     ".py", ".md", ".txt", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".rst",
 )  # fmt: skip
-"""The ten extensions the reference tests call "existing"; probably what paper-era runs indexed (spec §2.1)."""
+"""The reference tests' ten "existing" extensions; probably what paper-era runs indexed (docs/metrics.md §2.1)."""
 
 REFERENCE_EXTENSIONS: tuple[str, ...] = PAPER_ERA_EXTENSIONS + (".ets", ".ts", ".json5")
-"""The reference's full extension list (``explorers/source_files.DEFAULT_EXTENSIONS``, spec §2.1)."""
+"""The reference's full extension list (``explorers/source_files.DEFAULT_EXTENSIONS``, docs/metrics.md §2.1)."""
 
 EXCLUDED_DIRS: frozenset[str] = frozenset({
     ".git", "node_modules", "oh_modules", "build", ".hvigor", "dist",
     ".venv", "venv", "__pycache__", ".pytest_cache", ".mypy_cache",
 })  # fmt: skip
-"""Directory names pruned at any depth, compared case-insensitively (spec §2.1)."""
+"""Directory names pruned at any depth, compared case-insensitively (docs/metrics.md §2.1)."""
 
 CHUNK_SIZE = 80
 """Reference window size (lines)."""
@@ -56,11 +55,11 @@ MAX_CHUNKS = 3000
 """Reference global chunk cap per snapshot, applied in file order."""
 
 TFIDF_TOKEN_PATTERN = r"(?u)\b[A-Za-z_][A-Za-z0-9_]{1,}\b"
-"""The reference TF-IDF token pattern: identifiers of at least 2 characters (spec §2.4)."""
+"""The reference TF-IDF token pattern: identifiers of at least 2 characters (docs/metrics.md §2.4)."""
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Source discovery and chunking (spec §2.1, §2.2)
+# Source discovery and chunking (docs/metrics.md §2.1, §2.2)
 # ----------------------------------------------------------------------------------------------------------
 
 
@@ -69,7 +68,7 @@ def reference_source_files(
     extensions: Iterable[str] = REFERENCE_EXTENSIONS,
     excluded_dirs: Iterable[str] = EXCLUDED_DIRS,
 ) -> list[str]:
-    """List a snapshot's source files the way ``explorers/source_files.reference_source_files`` does (spec §2.1).
+    """A snapshot's source files, as the reference's ``reference_source_files`` lists them (docs/metrics.md §2.1).
 
     A file is kept if its lower-cased name ends with one of ``extensions`` (so ``.ts`` also matches ``.d.ts``)
     and it is a file (valid file symlinks count, broken ones do not), except our own snapshot marker
@@ -102,7 +101,7 @@ def reference_source_files(
 def reference_windows(
     n_lines: int, chunk_size: int = CHUNK_SIZE, chunk_overlap: int = CHUNK_OVERLAP
 ) -> list[tuple[int, int]]:
-    """The reference window rule: starts at 0-based ``i = 0, step, 2·step, ...``, stop after reaching n (§2.2).
+    """The reference window rule (docs/metrics.md §2.2): 0-based starts ``i = 0, step, 2·step, ...`` up to reaching n.
 
     Each window covers lines ``[i + 1, min(i + chunk_size, n)]``. With 80/20: n=80 → (1, 80); n=81 →
     (1, 80), (61, 81); n=100 → (1, 80), (61, 100).
@@ -151,7 +150,7 @@ def reference_chunks(
     max_chunks: int | None = MAX_CHUNKS,
     extensions: Iterable[str] = REFERENCE_EXTENSIONS,
 ) -> list[Chunk]:
-    """Chunk a snapshot into the reference's overlapping line windows (``explorers/chunking.chunk_repo``, §2.2).
+    """Chunk a snapshot into the reference's overlapping line windows (``chunk_repo``, docs/metrics.md §2.2).
 
     Files come from :func:`reference_source_files`, are read as UTF-8 with ``errors="ignore"`` and split with
     :meth:`str.splitlines`; windows follow :func:`reference_windows`; a window whose text is whitespace-only is not
@@ -175,7 +174,7 @@ def reference_chunks(
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Explorers (spec §2.3-§2.5)
+# Explorers (docs/metrics.md §2.3-§2.5)
 # ----------------------------------------------------------------------------------------------------------
 
 
@@ -217,7 +216,7 @@ class ReferenceExplorer:
 
     @property
     def explorer_config(self) -> dict[str, Any]:
-        """The ``explorer_config`` of a result row: ``{chunk_size, chunk_overlap}`` as in the reference (§3.2)."""
+        """A result row's ``explorer_config``: ``{chunk_size, chunk_overlap}`` (docs/metrics.md §3.2)."""
         return {"chunk_size": self.chunk_size, "chunk_overlap": self.chunk_overlap}
 
     def search(self, query: str, k: int) -> list[tuple[Chunk, float]]:
@@ -246,7 +245,7 @@ def _check_k(k: int) -> None:
 
 
 class ReferenceBM25(ReferenceExplorer):
-    """Reference BM25 (``explorers/bm25.BM25Explorer``, spec §2.3).
+    """Reference BM25 (``explorers/bm25.BM25Explorer``, docs/metrics.md §2.3).
 
     ``rank_bm25.BM25Okapi`` with its defaults (k1 = 1.5, b = 0.75, epsilon = 0.25) over ``str.split()`` tokens
     of the raw chunk text and query (case kept, punctuation attached). All chunks are scored and sorted by
@@ -281,7 +280,7 @@ class ReferenceBM25(ReferenceExplorer):
 
 
 class ReferenceTFIDF(ReferenceExplorer):
-    """Reference TF-IDF (``explorers/rag_tfidf.TFIDFExplorer``, spec §2.4).
+    """Reference TF-IDF (``explorers/rag_tfidf.TFIDFExplorer``, docs/metrics.md §2.4).
 
     ``TfidfVectorizer(max_features=10000, sublinear_tf=True, stop_words="english",
     token_pattern=TFIDF_TOKEN_PATTERN)`` fit on the chunk texts of this snapshot, cosine similarity,
@@ -327,7 +326,7 @@ class ReferenceTFIDF(ReferenceExplorer):
 
 @functools.lru_cache(maxsize=2)
 def load_potion_model(model_path: str) -> Any:
-    """Load a model2vec model once per process (the reference caches it across instances, spec §2.5).
+    """Load a model2vec model once per process (the reference caches it across instances, docs/metrics.md §2.5).
 
     :param model_path: a local model directory (or a Hugging Face id, which needs the network).
     :return: the ``model2vec.StaticModel``.
@@ -344,7 +343,7 @@ def _l2_normalise(vectors: np.ndarray) -> np.ndarray:
 
 
 class ReferencePotion(ReferenceExplorer):
-    """Reference Potion (``explorers/rag_potion.PotionExplorer``, spec §2.5).
+    """Reference Potion (``explorers/rag_potion.PotionExplorer``, docs/metrics.md §2.5).
 
     ``StaticModel.encode`` with library defaults on the chunk texts (model2vec 0.10: ``max_length`` defaults to
     the model's, 512 tokens for potion-base-8M, and the text is first cut to ``512 * median_token_length``
@@ -376,7 +375,7 @@ class ReferencePotion(ReferenceExplorer):
 
     @property
     def explorer_config(self) -> dict[str, Any]:
-        """``{chunk_size, chunk_overlap, model_path}``, as the reference records for potion (§3.2)."""
+        """``{chunk_size, chunk_overlap, model_path}``, as the reference records for potion (docs/metrics.md §3.2)."""
         return {**super().explorer_config, "model_path": self.model_path}
 
     def search(self, query: str, k: int) -> list[tuple[Chunk, float]]:

@@ -95,7 +95,7 @@ class Group:
 
 
 def resolved_core(record: BenchRecord, file_lines: Mapping[str, int]) -> dict[str, list[tuple[int, int]]]:
-    """A record's core regions as line spans per path, sentinels resolved like the metrics do (spec §0.1).
+    """A record's core regions as line spans per path, sentinels resolved like the metrics do (docs/metrics.md §0.1).
 
     :param record: the record.
     :param file_lines: line counts of the snapshot's files.
@@ -285,7 +285,8 @@ def forbidden_repos(repo_lists: Iterable[Path], eval_benches: Iterable[Path]) ->
     :param repo_lists: files of ``owner/name`` lines (:func:`read_repo_list`).
     :param eval_benches: evaluation bench JSONL files.
     :return: lower-case ``owner/name`` -> ``"listed in FILE"`` or ``"in eval bench FILE"``.
-    :raises ValueError, FileNotFoundError: a bench that cannot be read (the message names it).
+    :raises ValueError: a bench record that is not valid (the message names the file and line).
+    :raises FileNotFoundError: a bench file that does not exist.
     """
     from swe_explore.evaluation.bench import load_bench
 

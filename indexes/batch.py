@@ -1,6 +1,6 @@
 """Batch indexing of many snapshots with joblib (local processes) or a Dask cluster (joblib's Dask backend).
 
-- **Small tasks (BR-22).** Each task indexes one snapshot and receives only :func:`task_arguments`: two path
+- **Small tasks.** Each task indexes one snapshot and receives only :func:`task_arguments`: two path
   strings and the :class:`IndexJob` (names and option dicts), a few hundred bytes pickled, never chunks, models
   or indexes. Each worker process loads what it needs itself, once (the Potion model is cached per process),
   so a worker's memory is bounded by the largest snapshot it indexes, not by the batch.
@@ -137,7 +137,7 @@ def index_one(snapshot: str, store: str, job: IndexJob) -> dict[str, Any]:
 
 
 def task_arguments(snapshots: Sequence[Path], store: Path, job: IndexJob) -> list[tuple[str, str, IndexJob]]:
-    """The arguments of each task of a batch, as they are pickled and sent to a worker (BR-22: small).
+    """The arguments of each task of a batch, as they are pickled and sent to a worker (kept small, see the module).
 
     :param snapshots: snapshot directories.
     :param store: index store root.

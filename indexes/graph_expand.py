@@ -86,6 +86,9 @@ def _ranked_seeds(graph: SymbolGraph, seeds: Mapping[int, float] | Sequence[int]
 def check_chunk_id(graph: SymbolGraph, node: Any) -> int:
     """``node`` as an ``int`` when it is a chunk id of ``graph``.
 
+    :param graph: the graph whose chunk ids ``node`` must be one of.
+    :param node: a seed, as the caller gave it.
+    :return: ``node`` as a plain ``int``.
     :raises ValueError: naming ``node`` (as a seed) when it is not an integer in ``0..n_chunks - 1``.
     """
     if isinstance(node, bool) or not isinstance(node, (int, np.integer)) or not 0 <= node < graph.n_chunks:

@@ -70,6 +70,7 @@ def retriever_specs(names: Sequence[str], given: Mapping[str, Any]) -> list[tupl
 def check_job(job: IndexJob) -> None:
     """Build the job's chunker and retrievers once, so bad names and options fail before any worker starts.
 
+    :param job: the chunker and retrievers to check.
     :raises ValueError: an unknown name or a bad option (the message of :func:`make_chunker` or
         :func:`make_retriever`).
     """
@@ -188,7 +189,9 @@ def index_snapshots(
     :param progress: wraps the results iterator (a progress bar), given it and the snapshot count.
     :param argv: the command line, recorded in the report.
     :return: the run.
-    :raises ImportError, OSError, TimeoutError: the backend cannot start (missing extra, unreachable scheduler).
+    :raises ImportError: the backend's extra is not installed.
+    :raises OSError: the backend cannot start (e.g. an unreachable scheduler).
+    :raises TimeoutError: the Dask scheduler does not answer in time.
     """
     t0 = time.perf_counter()
     reports = index_many(snapshots, store, job, n_jobs, backend, scheduler, progress)

@@ -201,6 +201,8 @@ def _merge_counts(pieces: Sequence[_Counts]) -> TermCounts:
     """The snapshot's term counts from per-chunk pieces, built as :func:`~retrievers.features.counts_from_tokens`
     builds them: terms sorted by code point, COO → CSR (int32 counts), duplicates summed, indices sorted.
 
+    :param pieces: one ``(terms, counts)`` payload pair per chunk, in chunk order.
+    :return: the counts, one row per piece.
     :raises ValueError: if the pieces' terms are not UTF-8 or a count is below 1 (a cache entry whose checksum is
         valid but whose content is not: only a bug writes one).
     """
@@ -245,6 +247,8 @@ def _decode_vectors(payloads: Sequence[bytes]) -> list[np.ndarray | None]:
 def _merge_vectors(pieces: Sequence[np.ndarray]) -> np.ndarray:
     """The snapshot's chunk vectors: the chunks' rows in order.
 
+    :param pieces: one vector per chunk, in chunk order.
+    :return: a float32 array of shape ``(len(pieces), dim)``.
     :raises ValueError: if the pieces differ in dimension (a model change the config key missed).
     """
     dims = {p.shape[-1] for p in pieces}

@@ -216,7 +216,7 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     the index ``target`` belongs to (:class:`IndexLock`), so no other process writes ``target`` meanwhile.
 
     :param target: the directory to (re)create.
-    :return: a context manager yielding the temporary directory to fill.
+    :yield: the temporary directory to fill (a sibling of ``target``).
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_path(target)

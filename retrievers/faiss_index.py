@@ -1,7 +1,7 @@
 """Potion vectors in a FAISS index (faiss-cpu): exact ``IndexFlatIP`` by default, ``IndexHNSWFlat`` as an option.
 
 The vectors are those of :class:`retrievers.potion.Embedder`: L2-normalised, so inner product is cosine.
-That matters (BR-19): with raw inner product a long vector outranks an exact match (``q = (1, 0)`` scores
+That matters: with raw inner product a long vector outranks an exact match (``q = (1, 0)`` scores
 ``(3, 1)`` at 3 but ``(1, 0)`` at 1); after normalisation the exact match scores 1 and ``(3, 1)`` 0.95.
 
 - ``index="flat"``: ``faiss.IndexFlatIP``, exact; same top-k as numpy brute force.
@@ -10,7 +10,7 @@ That matters (BR-19): with raw inner product a long vector outranks an exact mat
 
 FAISS pads its answer with id ``-1`` when it has fewer than ``k`` results (more neighbours asked than
 vectors, or an HNSW search that reaches too few). Those entries are dropped, never turned into
-``chunks[-1]`` (BR-20), as are scores ``<= 0``. Equal scores are re-sorted by chunk index, as the contract
+``chunks[-1]``, as are scores ``<= 0``. Equal scores are re-sorted by chunk index, as the contract
 requires.
 
 Persistence: the state is ``index.faiss`` (the bytes of ``faiss.serialize_index``, what ``faiss.write_index``

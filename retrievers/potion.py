@@ -12,7 +12,7 @@ on another machine), so the variable never overrides a model the caller names. A
 from the recorded one raises :class:`~retrievers.base.InvalidStateError` (a stale index; the index store reports
 it as a corrupt ``retriever.json``).
 
-**Long chunks (BR-21).** model2vec embeds a text as the mean of its token vectors. ``max_length`` (tokens,
+**Long chunks.** model2vec embeds a text as the mean of its token vectors. ``max_length`` (tokens,
 default 512 like ``StaticModel.encode``) truncates each chunk and the query before averaging, so the tail of a
 chunk longer than 512 tokens does not count; ``max_length=None`` averages every token. The default was chosen
 by measurement on the dev set (``docs/retrievers.md``): over 80/20 line windows (about 880 tokens on average)
@@ -399,7 +399,8 @@ class PotionRetriever(EmbeddingRetriever):
     """Cosine similarity between the query's and the chunks' Potion vectors (brute force, exact).
 
     :param model: hub id or local path of a model2vec model; see :func:`resolve_model_spec`.
-    :param max_length: tokens per text before truncation (default 512); ``None`` embeds every token (BR-21).
+    :param max_length: tokens per text before truncation (default 512); ``None`` embeds every token
+        (docs/retrievers.md, 'Potion').
     :param fields: chunk fields of the document text (:func:`~retrievers.common.document_text`).
     :param batch_size: texts per ``encode`` batch (speed only; not part of the config).
     :raises ValueError: for invalid options or a model that cannot be loaded.

@@ -18,7 +18,7 @@ step: same vocabulary (sorted), idf and rows (``tests/test_tfidf.py`` checks thi
 vectorizer is rebuilt with ``vocabulary=`` the saved terms (a fixed vocabulary, as scikit-learn supports) and
 its ``idf_`` set through the public setter, so ``transform`` gives exactly what the fitted vectorizer gave.
 
-**Empty vocabulary (BR-18).** When no chunk yields a token (e.g. only ``a = b + c``: one-letter names are
+**Empty vocabulary.** When no chunk yields a token (e.g. only ``a = b + c``: one-letter names are
 dropped by the tokenizer) scikit-learn's ``fit`` would raise "empty vocabulary". The retriever then keeps an
 empty index and every search returns ``[]``; so does a query without a known token.
 """
@@ -106,7 +106,7 @@ class TfidfRetriever(TermCountsRetriever):
         self._vectorizer = None
         self._matrix = sp.csc_matrix((counts.n_docs, 0), dtype=np.float64)
         if counts.counts.nnz == 0:
-            return  # BR-18: no token anywhere; scikit-learn would raise "empty vocabulary"
+            return  # no token anywhere; scikit-learn would raise "empty vocabulary"
         transformer = TfidfTransformer(norm="l2", smooth_idf=True, sublinear_tf=True)
         matrix = transformer.fit_transform(sp.csr_matrix(counts.counts, dtype=np.float64))
         vocabulary = {t: j for j, t in enumerate(counts.terms)}

@@ -6,7 +6,7 @@ Usage::
     python scripts/bench_chunking.py --survey DIR [--chunker function ...] [--worst 5] [--cpu 0]
 
 **Benchmark** (default; issue 3 item 5): the strategies ``window``, ``function`` and ``hybrid`` against the
-reference window chunker (:func:`explore.reference.reference_chunks`, metrics-spec §2.2, no chunk cap) on one
+reference window chunker (:func:`explore.reference.reference_chunks`, docs/metrics.md §2.2, no chunk cap) on one
 snapshot. After one warm-up run of every row, each of ``--repeats`` rounds runs every row once (so load from
 other processes falls on all rows alike); the median per row is reported as seconds, lines/s and speed
 relative to the reference in the same run. Two tables:

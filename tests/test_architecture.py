@@ -52,7 +52,7 @@ def _allowed_imports() -> dict[str, set[str]]:
     allowed: dict[str, set[str]] = {}
     for row in table:
         package, imports = (cell.strip() for cell in row.strip("|").split("|"))
-        allowed[package.strip("`")] = set(re.findall(r"`(\w+)`", imports))
+        allowed[re.findall(r"`([\w.]+)`", package)[0]] = set(re.findall(r"`(\w+)`", imports))
     return allowed
 
 

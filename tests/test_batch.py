@@ -58,7 +58,10 @@ def clean_store(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) 
 
 
 def test_task_arguments_are_small_and_absolute(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """BR-22: a task carries two absolute paths (workers have another cwd) and the job, under 1 KB pickled."""
+    """A task carries two absolute paths (workers have another cwd) and the job, under 1 KB pickled.
+
+    See README.md, 'Indexing many snapshots'.
+    """
     monkeypatch.chdir(MINI_REPOS)
     arguments = task_arguments([Path(s.name) for s in SNAPSHOTS], Path("store"), _job(tiny_model_dir))
     assert [a[0] for a in arguments] == [str(s) for s in SNAPSHOTS]

@@ -1,4 +1,4 @@
-"""Tests of BM25: hand-computed scores (BR-17), the Lucene idf against BM25Okapi's, and backend parity."""
+"""Tests of BM25: hand-computed scores, the Lucene idf against BM25Okapi's, and backend parity."""
 
 from __future__ import annotations
 
@@ -39,12 +39,13 @@ def _tf_part(tf: int, doc_len: int, avgdl: float) -> float:
     return tf * (K1 + 1) / (tf + K1 * (1 - B + B * doc_len / avgdl))
 
 
-# BR-17: a two-chunk file. Tokens: chunk 0 = [self, load, path] (3), chunk 1 = [self, save, path, data] (4).
+# docs/retrievers.md, 'Why not BM25Okapi's idf': a two-chunk file.
+# Tokens: chunk 0 = [self, load, path] (3), chunk 1 = [self, save, path, data] (4).
 TWO_CHUNKS = ["self.load(path)", "self.save(path, data)"]
 
 
 def test_br17_two_chunk_scores_by_hand() -> None:
-    """BR-17: with N=2, 'save' (1 chunk) has idf log 2 and 'self' (both) log 1.2, so chunk 1 ranks first."""
+    """With N=2, 'save' (1 chunk) has idf log 2 and 'self' (both) log 1.2, so chunk 1 ranks first."""
     r = _bm25(TWO_CHUNKS)
     avgdl = 3.5
     idf_save = math.log(1 + (2 - 1 + 0.5) / (1 + 0.5))  # log 2   = 0.693147
@@ -60,7 +61,7 @@ def test_br17_two_chunk_scores_by_hand() -> None:
 
 
 def test_br17_bm25okapi_cannot_rank_the_two_chunks() -> None:
-    """BR-17: rank-bm25's BM25Okapi gives 'save' idf 0 and 'self' a negative floor, so every score is <= 0."""
+    """rank-bm25's BM25Okapi gives 'save' idf 0 and 'self' a negative floor, so every score is <= 0."""
     okapi = BM25Okapi([["self", "load", "path"], ["self", "save", "path", "data"]])
     # idf = log((N - n + 0.5) / (n + 0.5)): save -> log(1.5/1.5) = 0; self, path -> log(0.5/2.5) = -1.609438 < 0,
     # floored to epsilon * mean idf = 0.25 * (2 * -1.609438 / 5) = -0.160944: the "floor" is itself negative.

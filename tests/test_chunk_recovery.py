@@ -259,7 +259,7 @@ def test_members_swallowed_inside_a_class() -> None:
             "def other():\n    return 2\n",
             [(1, 7, "function", "test_snippet"), (10, 11, "function", "other")],
         ),
-        (  # an unbalanced brace: the swallowed functions are nodes of the tree, found as before (BR-07)
+        (  # an unbalanced brace: the swallowed functions are nodes of the tree, found as before (chunking.md rule 2)
             "brace.js",
             "function broken(a) {\n  if (a) {\n    return 1;\n\n  return 2;\n}\n\nfunction f(a) {\n  return a;\n}\n",
             [(1, 6, "function", "broken"), (8, 10, "function", "f")],

@@ -1,7 +1,8 @@
 """Tests of the chunk strategies (window, function, hybrid, file), the registry and show_chunks.py.
 
 Exact line ranges per language on the fixtures in tests/fixtures/langs, invariants for every strategy on every
-fixture, and the bad inputs BR-01/02/04/05/07/08/14/16.
+fixture, and bad inputs (multibyte text, line ends, long lines, blank lines, macros and parse errors,
+TypeScript/TSX, minified files, empty snapshots: docs/chunking.md).
 """
 
 from __future__ import annotations
@@ -306,28 +307,37 @@ def test_snapshot_chunks_deterministic_and_stats() -> None:
 
 
 def test_br01_multibyte_comment_does_not_shift_rows() -> None:
-    """BR-01: a café ☕ comment above f leaves f on lines 2-3 with exact text (rows, not byte offsets)."""
+    """A café ☕ comment above f leaves f on lines 2-3 with exact text (rows, not byte offsets).
+
+    See docs/chunking.md, rule 3.
+    """
     chunks = _chunk("a.py", "# café ☕\ndef f():\n    return 1\n")
     assert _ranges(chunks) == [(1, 1, "gap", ""), (2, 3, "function", "f")]
     assert chunks[1].text == "def f():\n    return 1"
 
 
 def test_br01_multibyte_inside_attached_comment() -> None:
-    """BR-01: multibyte characters before a definition (in an attached comment) keep rows exact."""
+    """docs/chunking.md, 'Lines': multibyte characters before a definition (in an attached comment) keep rows exact."""
     chunks = _chunk("a.py", "x = '☕☕☕'\n\n# café ☕\ndef f():\n    return '☕'\n")
     assert _ranges(chunks) == [(1, 1, "gap", ""), (3, 5, "function", "f")]
     assert chunks[1].text == "# café ☕\ndef f():\n    return '☕'"
 
 
 def test_br02_form_feed() -> None:
-    """BR-02: a form feed is not a line end: g is lines 3-4, as in the evaluator's line definition."""
+    """A form feed is not a line end: g is lines 3-4, as in the evaluator's line definition.
+
+    See docs/chunking.md, 'Lines'.
+    """
     chunks = _chunk("a.py", "a = 1\n\x0c\ndef g():\n    pass\n")
     assert _ranges(chunks) == [(1, 1, "gap", ""), (3, 4, "function", "g")]  # line 2 (form feed) is blank
 
 
 @pytest.mark.parametrize("path", sorted(EXPECTED_FUNCTION))
 def test_br02_crlf_and_bom_twins(path: str) -> None:
-    """BR-02: CRLF and BOM twins of every fixture give the same chunks (lines, kinds, symbols, texts)."""
+    """CRLF and BOM twins of every fixture give the same chunks (lines, kinds, symbols, texts).
+
+    See docs/chunking.md, 'Lines'.
+    """
     raw = (FIXTURES / path).read_bytes()
     base = _chunk(path, raw)
     assert _chunk(path, raw.replace(b"\n", b"\r\n")) == base
@@ -335,7 +345,10 @@ def test_br02_crlf_and_bom_twins(path: str) -> None:
 
 
 def test_br02_lone_cr_file_not_one_region() -> None:
-    """BR-02: a file with only lone CR line ends is chunked like its LF twin, never as one region."""
+    """A file with only lone CR line ends is chunked like its LF twin, never as one region.
+
+    See docs/chunking.md, 'Lines'.
+    """
     lf = "import os\n\n\ndef f():\n    return 1\n\n\ndef g():\n    return 2\n"
     cr = _chunk("a.py", lf.replace("\n", "\r").encode())
     assert (
@@ -350,7 +363,10 @@ def test_br02_lone_cr_file_not_one_region() -> None:
 
 
 def test_br04_go_long_raw_string_line() -> None:
-    """BR-04: a 3000-character raw string on line 3 and func Size on line 5: lines 1, 3, 5 covered, 3 once."""
+    """A 3000-character raw string on line 3 and func Size on line 5: lines 1, 3, 5 covered, 3 once.
+
+    See docs/chunking.md, rules 7-8.
+    """
     src = "package x\n\nvar s = `" + "a" * 3000 + "`\n\nfunc Size() int {\n\treturn len(s)\n}\n"
     chunks = _chunk("size.go", src)
     assert _ranges(chunks) == [(1, 3, "gap", ""), (5, 7, "function", "Size")]
@@ -359,7 +375,7 @@ def test_br04_go_long_raw_string_line() -> None:
 
 
 def test_br05_leading_blank_lines_trimmed() -> None:
-    """BR-05: leading blank lines are trimmed: the chunk of f is lines 4-5 and its text is exact."""
+    """docs/chunking.md, rule 9: leading blank lines are trimmed: the chunk of f is lines 4-5 and its text is exact."""
     source = _source("a.py", "\n\n\ndef f():\n    return 1\n")
     chunks = FunctionChunker().chunk_file(source)
     assert _ranges(chunks) == [(4, 5, "function", "f")]
@@ -367,14 +383,20 @@ def test_br05_leading_blank_lines_trimmed() -> None:
 
 
 def test_br07_c_macros_above_function() -> None:
-    """BR-07: undeclared macro lines parsed into a C function: area is line 6 alone, lines 3-4 still covered."""
+    """Undeclared macro lines parsed into a C function: area is line 6 alone, lines 3-4 still covered.
+
+    See docs/chunking.md, rule 6.
+    """
     src = "#include <stdio.h>\n\nDECLARE_GETTER(width)\nDECLARE_GETTER(height)\n\nint area(void) { return w * h; }\n"
     chunks = _chunk("area.c", src)
     assert _ranges(chunks) == [(1, 4, "gap", ""), (6, 6, "function", "area")]
 
 
 def test_br07_cpp_error_block_not_nested() -> None:
-    """BR-07: C++ first() whose inner block holds LOG LOG LOG, then second(): disjoint regions 1-7 and 8-10."""
+    """C++ first() whose inner block holds LOG LOG LOG, then second(): disjoint regions 1-7 and 8-10.
+
+    See docs/chunking.md, rule 2.
+    """
     src = (
         "void first() {\n    int x = 1;\n    if (x) {\n        LOG LOG LOG\n    }\n    x++;\n}\n"
         "void second() {\n    return;\n}\n"
@@ -392,13 +414,19 @@ def test_br07_unbalanced_brace_never_swallows_rest() -> None:
 
 
 def test_br08_typescript_type_assertion() -> None:
-    """BR-08: a .ts angle-bracket type assertion on line 1 does not hide start on line 2."""
+    """A .ts angle-bracket type assertion on line 1 does not hide start on line 2.
+
+    See docs/chunking.md, 'Per-language node types'.
+    """
     chunks = _chunk("server.ts", "const port = <number>config.port;\nexport function start() { return port; }\n")
     assert _ranges(chunks) == [(1, 1, "gap", ""), (2, 2, "function", "start")]
 
 
 def test_br08_tsx_jsx_element() -> None:
-    """BR-08: a .tsx function returning JSX, then helper(): both found (TSX grammar for .tsx)."""
+    """A .tsx function returning JSX, then helper(): both found (TSX grammar for .tsx).
+
+    See docs/chunking.md, 'Per-language node types'.
+    """
     src = "export function View() { return <span>{1}</span>; }\nfunction helper() { return 2; }\n"
     source = _source("view.tsx", src)
     assert source.language == "tsx"
@@ -408,7 +436,10 @@ def test_br08_tsx_jsx_element() -> None:
 
 
 def test_br14_minified_five_megabytes(tmp_path: Path) -> None:
-    """BR-14: a 5 MB one-line minified JS file is indexed by windows and reported in the stats, no hang."""
+    """A 5 MB one-line minified JS file is indexed by windows and reported in the stats, no hang.
+
+    See docs/chunking.md, rule 1.
+    """
     (tmp_path / "vendor.bundle.js").write_bytes(b"var a=" + b"1+" * 2_500_000 + b"1;\n")
     (tmp_path / "app.js").write_bytes(b"function main() {\n  return 1;\n}\n")
     for name in ("function", "hybrid"):
@@ -432,7 +463,10 @@ def test_long_lines_guard() -> None:
 
 
 def test_br16_empty_snapshot_and_blank_files(tmp_path: Path) -> None:
-    """BR-16: an empty snapshot and one of blank/binary files give no chunks and explain why."""
+    """An empty snapshot and one of blank/binary files give no chunks and explain why.
+
+    See docs/chunking.md, 'The walker'.
+    """
     for name in CHUNKERS:
         chunks, stats = chunk_snapshot(tmp_path, name)
         assert chunks == [] and stats.files == 0 and stats.chunks == 0
@@ -576,7 +610,7 @@ def test_deep_python_nesting() -> None:
     ],
 )
 def test_window_ranges_reference_stepping(n: int, expected: list[tuple[int, int]]) -> None:
-    """Windows follow the reference stepping (metrics-spec 2.2): step 60, stop after reaching n."""
+    """Windows follow the reference stepping (docs/metrics.md §2.2): step 60, stop after reaching n."""
     assert window_ranges(n, 80, 20) == expected
 
 

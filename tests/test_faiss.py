@@ -1,4 +1,4 @@
-"""Tests of the FAISS retriever: normalised vectors (BR-19), -1 ids (BR-20), parity with numpy brute force."""
+"""Tests of the FAISS retriever: normalised vectors and -1 ids (docs/retrievers.md, 'FAISS'), brute-force parity."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _chunks(texts: list[str]) -> list[Chunk]:
 def test_br19_raw_inner_product_prefers_long_vectors(
     tiny_model_factory: Callable[[Mapping[str, Sequence[float]]], Path],
 ) -> None:
-    """BR-19: raw IP ranks (3, 1) above the exact match (1, 0); our normalised index ranks the exact match first."""
+    """Raw IP ranks (3, 1) above the exact match (1, 0); our normalised index ranks the exact match first."""
     raw = faiss.IndexFlatIP(2)
     raw.add(np.array([[1.0, 0.0], [3.0, 1.0]], dtype=np.float32))
     scores, ids = raw.search(np.array([[1.0, 0.0]], dtype=np.float32), 2)
@@ -38,7 +38,7 @@ def test_br19_raw_inner_product_prefers_long_vectors(
 
 
 def test_br20_more_neighbours_than_vectors(tiny_model_dir: Path) -> None:
-    """BR-20: FAISS pads with id -1 when k > ntotal; our search returns only real chunks, never chunks[-1]."""
+    """FAISS pads with id -1 when k > ntotal; our search returns only real chunks, never chunks[-1]."""
     raw = faiss.IndexFlatIP(2)
     raw.add(np.array([[1.0, 0.0], [0.6, 0.8]], dtype=np.float32))
     _, ids = raw.search(np.array([[1.0, 0.0]], dtype=np.float32), 5)

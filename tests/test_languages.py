@@ -1,4 +1,4 @@
-"""Tests of the language table: extensions, grammar loading (BR-15) and node-type names."""
+"""Tests of the language table: extensions, grammar loading and node-type names (docs/chunking.md)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,10 @@ def test_ten_languages_have_grammars() -> None:
 
 @pytest.mark.parametrize("language", sorted(SNIPPETS))
 def test_pinned_grammar_parses_snippet(language: str) -> None:
-    """BR-15: every installed grammar wheel loads with the pinned tree-sitter and parses a snippet cleanly."""
+    """Every installed grammar wheel loads with the pinned tree-sitter and parses a snippet cleanly.
+
+    See docs/chunking.md, 'Per-language node types'.
+    """
     spec = get_spec(language)
     grammar = spec.grammar_for(SNIPPETS[language])
     assert grammar is not None

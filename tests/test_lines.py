@@ -41,27 +41,27 @@ def test_count_lines_matches_split(data: bytes, expected: list[str]) -> None:
 
 
 def test_form_feed_is_not_a_line_end() -> None:
-    """BR-02: a form feed does not end a line, unlike str.splitlines, so g is on lines 3-4."""
+    """docs/chunking.md, 'Lines': a form feed does not end a line, unlike str.splitlines, so g is on lines 3-4."""
     lines = split_lines(b"a = 1\n\x0c\ndef g():\n    pass\n")
     assert lines.index("def g():") + 1 == 3
     assert len("a = 1\n\x0c\ndef g():\n    pass\n".splitlines()) == 5  # the reference's quirk differs
 
 
 def test_crlf_twin_has_identical_lines() -> None:
-    """BR-02: a CRLF file has exactly the lines of its LF twin."""
+    """docs/chunking.md, 'Lines': a CRLF file has exactly the lines of its LF twin."""
     lf = b"def f():\n    return 1\n\nx = 2\n"
     assert split_lines(lf.replace(b"\n", b"\r\n")) == split_lines(lf)
 
 
 def test_bom_does_not_shift_or_leak() -> None:
-    """BR-02: a UTF-8 BOM neither shifts lines nor leaks U+FEFF into the first line."""
+    """docs/chunking.md, 'Lines': a UTF-8 BOM neither shifts lines nor leaks U+FEFF into the first line."""
     lines = split_lines(b"\xef\xbb\xbfdef f():\n    return 1\n")
     assert lines == ["def f():", "    return 1"]
     assert "\ufeff" not in decode(b"\xef\xbb\xbfx")
 
 
 def test_lone_cr_file_is_not_one_line() -> None:
-    """BR-02: a classic-Mac file (lone CR line ends) splits into its lines, never one line."""
+    """docs/chunking.md, 'Lines': a classic-Mac file (lone CR line ends) splits into its lines, never one line."""
     assert split_text("a = 1\r\rdef g():\r    pass\r") == ["a = 1", "", "def g():", "    pass"]
 
 

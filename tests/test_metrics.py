@@ -1,4 +1,4 @@
-"""Hand-computed tests of the 17 reference metrics and every quirk of spec §0-§1 (see docs/metrics.md)."""
+"""Hand-computed tests of the 17 reference metrics and every quirk of docs/metrics.md §0-§1."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def gt(
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Region resolution (spec §0.1)
+# Region resolution (docs/metrics.md §0.1)
 # ----------------------------------------------------------------------------------------------------------
 
 
@@ -187,7 +187,7 @@ def test_unknown_metric_name_is_rejected() -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Empty inputs (spec §1 table, §1.3)
+# Empty inputs (docs/metrics.md §1 table, §1.3)
 # ----------------------------------------------------------------------------------------------------------
 
 
@@ -218,7 +218,7 @@ def test_core_regions_that_all_fail_to_resolve_give_zero_line_metrics() -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Sentinels and unresolvable predictions (spec §0.1 "consequence")
+# Sentinels and unresolvable predictions (docs/metrics.md §0.1 "consequence")
 # ----------------------------------------------------------------------------------------------------------
 
 
@@ -295,7 +295,7 @@ def test_hit_file_rate_uses_read_core_files_and_unresolvable_preds() -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Weighted core coverage (spec §1 note 1)
+# Weighted core coverage (docs/metrics.md §1, the WCC row)
 # ----------------------------------------------------------------------------------------------------------
 
 
@@ -316,7 +316,7 @@ def test_wcc_counts_duplicate_core_entries_separately() -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# nDCG@B (spec §1.1)
+# nDCG@B (docs/metrics.md §1.1)
 # ----------------------------------------------------------------------------------------------------------
 
 
@@ -416,7 +416,7 @@ def test_budget_must_be_a_positive_integer(budget: Any) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# recall@B (spec §1.2)
+# recall@B (docs/metrics.md §1.2)
 # ----------------------------------------------------------------------------------------------------------
 
 
@@ -446,7 +446,7 @@ def test_recall_at_budget_skips_unresolvable_preds() -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# first_useful_hit (spec §1)
+# first_useful_hit (docs/metrics.md §1)
 # ----------------------------------------------------------------------------------------------------------
 
 
@@ -459,7 +459,7 @@ def test_first_useful_hit_counts_every_entry_in_n() -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# BR-02, evaluator side: our line definition vs the reference's splitlines
+# docs/metrics.md, 'Line counts': our line definition vs the reference's splitlines
 # ----------------------------------------------------------------------------------------------------------
 
 
@@ -478,12 +478,12 @@ def test_form_feed_file_line_counts_in_both_modes(tmp_path: Any) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Parity with a literal line-by-line implementation of the spec (interval arithmetic must not change a number)
+# Parity with a literal line-by-line implementation of docs/metrics.md §0-§1 (intervals must not change a number)
 # ----------------------------------------------------------------------------------------------------------
 
 
 def _literal_metrics(preds: list[tuple[str, int, int]], g: dict[str, Any], counts: dict[str, int]) -> dict[str, float]:
-    """The spec's formulas with explicit sets of (path, line) pairs, written independently of the module."""
+    """The formulas of docs/metrics.md §1 on explicit sets of (path, line) pairs, written apart from the module."""
 
     def res(p: str, s: int, e: int) -> tuple[int, int] | None:
         if e == -1 or s < 0:
@@ -545,8 +545,8 @@ def _literal_ranked_metrics(
     M: set[str],
     has_core: bool,
 ) -> dict[str, float]:
-    """The spec's ranked metrics (nDCG@B, recall@B, first useful hit) for :func:`_literal_metrics`: ``res``
-    resolves a region to 1-based lines, ``C`` holds the core (path, line) pairs and ``M`` the main files."""
+    """The ranked metrics of docs/metrics.md §1-§1.2 (nDCG@B, recall@B, first useful hit) for :func:`_literal_metrics`:
+    ``res`` resolves a region to 1-based lines, ``C`` holds the core (path, line) pairs and ``M`` the main files."""
     n = len(preds)
     m: dict[str, float] = {}
     gains, lcs = [], []

@@ -1,4 +1,4 @@
-"""Path policy (BR-23): exact string comparison in the evaluator, normalize_path only on request."""
+"""Path policy (docs/metrics.md, 'Paths'): exact string comparison in the evaluator, normalize_path only on request."""
 
 from __future__ import annotations
 

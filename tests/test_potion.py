@@ -1,4 +1,4 @@
-"""Tests of the Potion retriever: model resolution, cosine ranking, long chunks (BR-21), NaN and empty chunks."""
+"""Tests of Potion (docs/retrievers.md): model resolution, cosine ranking, long chunks, NaN and empty chunks."""
 
 from __future__ import annotations
 
@@ -75,7 +75,10 @@ def test_cosine_ranking_and_zero_vectors(tiny_model_dir: Path) -> None:
 
 
 def test_br21_long_chunk_tail(tiny_model_factory: ModelFactory) -> None:
-    """BR-21: a word after token 600 counts with max_length=None; the default (512) truncates it, as documented."""
+    """A word after token 600 counts with max_length=None; the default (512) truncates it, as documented.
+
+    See docs/retrievers.md, 'Potion' (long chunks).
+    """
     model = tiny_model_factory({"filler": [1.0, 0.0], "needle": [0.0, 1.0]})
     texts = ["filler " * 600 + "needle", "filler"]
     full = _potion(model, texts, max_length=None)
@@ -201,7 +204,7 @@ def test_real_model_vectors_and_ranking(real_potion_dir: Path, sample_chunks: li
 
 @pytest.mark.slow
 def test_real_model_long_chunk_tail_counts(real_potion_dir: Path) -> None:
-    """BR-21 with the real model: a word at the end of a >512-token chunk moves its vector only without truncation."""
+    """Long chunks, real model: a word at the end of a >512-token chunk moves its vector only without truncation."""
     long_text = "value = compute(value) + 1\n" * 150 + "def frobnicate_widget(): pass\n"
     chunks = _chunks([long_text])
     full = PotionRetriever(model=str(real_potion_dir), fields=("text",), max_length=None)

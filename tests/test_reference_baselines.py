@@ -1,4 +1,4 @@
-"""The reference local baselines (spec §2.1-§2.5): discovery, 80/20 windows, cap, BM25, TF-IDF, Potion."""
+"""The reference local baselines (docs/metrics.md §2.1-§2.5): discovery, 80/20 windows, cap, BM25, TF-IDF, Potion."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def numbered(n: int, word: str = "line") -> str:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Windows (spec §2.2)
+# Windows (docs/metrics.md §2.2)
 # ----------------------------------------------------------------------------------------------------------
 
 
@@ -89,7 +89,10 @@ def test_whitespace_only_window_is_skipped(tmp_path: Path) -> None:
 
 
 def test_reference_line_definition_is_splitlines(tmp_path: Path) -> None:
-    """The reference chunker numbers lines with splitlines: the BR-02 form-feed file has 5 lines, not 4."""
+    """The reference chunker numbers lines with splitlines: the form-feed file has 5 lines, not 4.
+
+    See the example in docs/metrics.md, 'Line counts'.
+    """
     (tmp_path / "f.py").write_bytes(b"a = 1\n\x0c\ndef g():\n    pass\n")
     (tmp_path / "g.py").write_bytes(b"x\xff = 1\ny = 2\r\n")  # invalid byte ignored, CRLF
     chunks = reference_chunks(tmp_path)
@@ -118,7 +121,7 @@ def test_chunk_cap_is_global_and_lazy(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Source discovery (spec §2.1)
+# Source discovery (docs/metrics.md §2.1)
 # ----------------------------------------------------------------------------------------------------------
 
 
@@ -166,7 +169,7 @@ def test_missing_snapshot_raises(tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# BM25 (spec §2.3)
+# BM25 (docs/metrics.md §2.3)
 # ----------------------------------------------------------------------------------------------------------
 
 
@@ -219,7 +222,7 @@ def test_bm25_score_matches_rank_bm25_by_hand(tiny_repo: Path) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# TF-IDF (spec §2.4)
+# TF-IDF (docs/metrics.md §2.4)
 # ----------------------------------------------------------------------------------------------------------
 
 
@@ -263,7 +266,7 @@ def test_prebuilt_chunks_are_reused(tiny_repo: Path) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Potion (spec §2.5), with a fake encoder
+# Potion (docs/metrics.md §2.5), with a fake encoder
 # ----------------------------------------------------------------------------------------------------------
 
 

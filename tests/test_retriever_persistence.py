@@ -201,7 +201,7 @@ def test_save_needs_an_existing_empty_directory(sample_chunks: list[Chunk], tmp_
 
 
 def test_empty_indexes_round_trip(tiny_model_dir: Path, tmp_path: Path) -> None:
-    """Indexes of zero chunks, and BR-18's token-less chunks, save and load and still return []."""
+    """Indexes of zero chunks, and token-less ones (docs/retrievers.md, 'TF-IDF'), save and load and still return []."""
     for i, name in enumerate(["bm25", "tfidf", "potion", "faiss"]):
         opts = {"model": str(tiny_model_dir)} if name in ("potion", "faiss") else {}
         for j, chunks in enumerate([[], [Chunk("x", 1, 1, text="a = b + c")]]):

@@ -113,7 +113,7 @@ def test_out_directory_and_bad_top_n_are_refused(tmp_path: Path, capsys: pytest.
 
 
 def test_reference_baseline_rejects_options_it_would_ignore(capsys: pytest.CaptureFixture[str]) -> None:
-    """The reference baselines are fixed by the spec: chunker options and -O are refused, not ignored."""
+    """The reference baselines are fixed (docs/metrics.md §2): chunker options and -O are refused, not ignored."""
     with pytest.raises(SystemExit):
         _main("run_baselines", ["--retriever", "reference_bm25", "--max-lines", "50"])
     assert "reference baseline as specified" in capsys.readouterr().err

@@ -332,10 +332,10 @@ def test_compare_chunkers_baseline_cell_option(tmp_path: Path, capsys: pytest.Ca
 
 @pytest.mark.parametrize("retriever", ["bm25", "tfidf", "reference_bm25", "reference_tfidf"])
 def test_br16_empty_and_binary_only_snapshots_give_empty_rows(tmp_path: Path, retriever: str) -> None:
-    """BR-16: an empty and a binary-only snapshot give SUCCESS rows; ours return no regions and zero metrics.
+    """An empty and a binary-only snapshot give SUCCESS rows; ours return no regions and zero metrics.
 
-    The reference baselines have no binary detection (they decode with errors="ignore"), so they faithfully
-    return the binary file's window; they must still not fail.
+    See docs/chunking.md, 'The walker'. The reference baselines have no binary detection (they decode with
+    errors="ignore"), so they faithfully return the binary file's window; they must still not fail.
     """
     record = json.loads(MINI_BENCH.read_text().splitlines()[0])
     bench = tmp_path / "bench.jsonl"

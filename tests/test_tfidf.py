@@ -1,4 +1,4 @@
-"""Tests of TF-IDF: hand-computed cosine scores, parity with a plain TfidfVectorizer, BR-18."""
+"""Tests of TF-IDF: hand-computed cosine scores, parity with a plain TfidfVectorizer, the empty vocabulary."""
 
 from __future__ import annotations
 
@@ -57,7 +57,10 @@ def test_matches_a_plain_vectorizer(sample_chunks: list[Chunk]) -> None:
 
 
 def test_br18_one_letter_identifiers_and_no_code_tokens() -> None:
-    """BR-18: chunks of one-letter names and a query without code tokens give [] instead of 'empty vocabulary'."""
+    """Chunks of one-letter names and a query without code tokens give [] instead of 'empty vocabulary'.
+
+    See docs/retrievers.md, 'TF-IDF'.
+    """
     r = _tfidf(["a = b + c", "x = y * 2", ""])
     assert r.n_docs == 3
     assert r.search("a b c") == []

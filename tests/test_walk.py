@@ -139,7 +139,10 @@ def test_decoding_and_language(snapshot: Path) -> None:
 
 
 def test_size_guard_default_keeps_five_megabytes(tmp_path: Path) -> None:
-    """BR-14: the default size guard (8 MiB) keeps a 5 MB minified file; a smaller limit skips it."""
+    """The default size guard (8 MiB) keeps a 5 MB minified file; a smaller limit skips it.
+
+    See docs/chunking.md, 'The walker' (too_large).
+    """
     _write(tmp_path, "app.min.js", b"var a=" + b"1+" * 2_500_000 + b"1;\n")
     files, stats = walk_snapshot(tmp_path)
     assert [f.path for f in files] == ["app.min.js"] and len(files[0].lines) == 1
@@ -163,14 +166,14 @@ def test_symlinks(tmp_path: Path, outside: Path) -> None:
 
 
 def test_empty_snapshot(tmp_path: Path) -> None:
-    """BR-16: an empty snapshot gives no files and zero counts, no exception."""
+    """docs/chunking.md, 'The walker': an empty snapshot gives no files and zero counts, no exception."""
     files, stats = walk_snapshot(tmp_path)
     assert files == []
     assert stats.to_dict() == WalkStats().to_dict()
 
 
 def test_only_empty_and_binary_files(tmp_path: Path) -> None:
-    """BR-16: a snapshot of only empty and binary files gives no files and says why."""
+    """docs/chunking.md, 'The walker': a snapshot of only empty and binary files gives no files and says why."""
     _write(tmp_path, "a.py", b"")
     _write(tmp_path, "b.py", b"\x00\x00\x00")
     _write(tmp_path, "c.md", b"\xef\xbb\xbf")
