@@ -10,7 +10,7 @@ checks only report, so that a score never looks complete when it is not:
   reported as ``paths_not_in_snapshot`` (:class:`evaluation.results.Coverage`).
 - A **sentinel region outside the ground truth** is a prediction with ``end == -1`` or a negative start on a
   file of the snapshot that no ground-truth region names: the reference has no line count for it, so it adds
-  no predicted lines (spec §0.1). :func:`resolved_line_counts` gives the map that scores it with the file's
+  no predicted lines (docs/metrics.md §0.1). :func:`resolved_line_counts` gives the map that scores it with the file's
   real length instead (``--score-predicted-lines``).
 """
 
@@ -135,7 +135,7 @@ class InvalidRegions:
 
 
 def is_sentinel(start: int, end: int) -> bool:
-    """Whether a region needs its file's line count to resolve: ``end == -1`` or ``start < 0`` (spec §0.1).
+    """Whether a region needs its file's line count to resolve: ``end == -1`` or ``start < 0`` (docs/metrics.md §0.1).
 
     :param start: first line or negative offset.
     :param end: last line or ``-1``.
