@@ -68,15 +68,14 @@ repository in the release, has a C++ file in its ground truth, else C.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from swe_explore.chunking.atomic import write_text_atomic
 from swe_explore.chunking.languages import TEXT, language_for_path
 from swe_explore.evaluation.bench import BenchRecord, iter_jsonl, note_first_line, parse_record
 
@@ -708,26 +707,6 @@ def report_path(out: str | Path, *, keep_suffix: bool = False) -> Path:
     out = Path(out)
     stem = out.name if keep_suffix or not out.suffix else out.name[: -len(out.suffix)]
     return out.with_name(f"{stem}.report.json")
-
-
-def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write a text file atomically (a temporary file in the same directory, fsynced, then renamed into place).
-
-    :param path: the file to (re)write; its directory is created.
-    :param text: the content (UTF-8).
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_bench(path: str | Path, records: Iterable[Mapping[str, Any]]) -> None:

@@ -12,9 +12,8 @@ SWE-Explore release (whose later history holds the benchmark's fixes) and those 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import os
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from swe_explore.chunking.atomic import write_bytes_atomic
 from swe_explore.evaluation.bench import BenchRecord
 from swe_explore.explore.features import (
     FEATURE_GROUPS,
@@ -171,7 +171,6 @@ def save_group(path: Path, group: Group) -> None:
     :param path: the target file.
     :param group: the group.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     meta = json.dumps(
         {
             "instance_id": group.instance_id,
@@ -181,20 +180,18 @@ def save_group(path: Path, group: Group) -> None:
             "features": ALL_FEATURES,
         }
     )
-    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    with open(tmp, "wb") as handle:
-        np.savez(
-            handle,
-            features=group.features,
-            ids=group.ids,
-            overlap=group.overlap,
-            lines=group.lines,
-            file_core=group.file_core,
-            sources=group.sources,
-            meta=np.array(meta),
-        )
-    os.replace(tmp, path)
+    buffer = io.BytesIO()
+    np.savez(
+        buffer,
+        features=group.features,
+        ids=group.ids,
+        overlap=group.overlap,
+        lines=group.lines,
+        file_core=group.file_core,
+        sources=group.sources,
+        meta=np.array(meta),
+    )
+    write_bytes_atomic(path, buffer.getvalue())
 
 
 def load_group(path: Path) -> Group | None:
