@@ -117,15 +117,25 @@ def model_fingerprint(model: StaticModel) -> str:
     return h.hexdigest()
 
 
-def load_embedding_model(spec: str) -> tuple[StaticModel, str]:
-    """Load a model2vec model (cached per process) and its fingerprint.
+def _cache_key(spec: str) -> str:
+    """The key a model is cached under: the resolved path of a local directory (or of a path-looking spec), else
+    the hub id."""
+    path = Path(spec).expanduser()
+    return str(path.resolve()) if path.exists() or spec.startswith(("/", ".", "~")) else spec
+
+
+def load_embedding_model(spec: str | os.PathLike[str]) -> tuple[StaticModel, str]:
+    """Load a model2vec model (cached per process, per resolved path or hub id) and its fingerprint: the one
+    loader of every Potion model (the retriever's and the reference baseline's).
 
     :param spec: a local model directory or a hub id (see :func:`resolve_model_spec`).
     :return: ``(model, fingerprint)``.
     :raises FileNotFoundError: if ``spec`` looks like a path (starts with ``/``, ``.`` or ``~``) but does not exist.
     :raises ValueError: if the model cannot be loaded, e.g. a hub id while the hub is unreachable.
     """
-    cached = _MODEL_CACHE.get(spec)
+    spec = str(spec)
+    key = _cache_key(spec)
+    cached = _MODEL_CACHE.get(key)
     if cached is not None:
         return cached
     from model2vec import StaticModel
@@ -148,7 +158,7 @@ def load_embedding_model(spec: str) -> tuple[StaticModel, str]:
                 f"model2vec directory) or set {MODEL_ENV_VAR}"
             ) from exc
     result = (model, model_fingerprint(model))
-    _MODEL_CACHE[spec] = result
+    _MODEL_CACHE[key] = result
     return result
 
 
