@@ -47,8 +47,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import numpy as np
 
 from swe_explore.chunking.types import Chunk
-from swe_explore.retrievers.base import FeatureSpec, Hit, InvalidStateError, Retriever, RetrieverState
-from swe_explore.retrievers.common import DEFAULT_FIELDS, check_fields, check_top_n, document_text, top_hits
+from swe_explore.retrievers.base import FeatureSpec, InvalidStateError, Retriever, RetrieverState
+from swe_explore.retrievers.common import DEFAULT_FIELDS, check_fields, document_text
 from swe_explore.retrievers.wordcache import WordCacheEncoder
 
 if TYPE_CHECKING:
@@ -462,17 +462,6 @@ class PotionRetriever(EmbeddingRetriever):
         # einsum, not ``@``: a matrix-vector product through multi-threaded OpenBLAS measured 8 ms instead of
         # 0.1 ms on 2 cores while the tokenizer's threads were still spinning (docs/retrievers.md).
         return np.einsum("ij,j->i", self._vectors, q)
-
-    def search(self, query: str, top_n: int = 100) -> list[Hit]:
-        """Rank chunks by cosine similarity.
-
-        :param query: raw issue text.
-        :param top_n: maximum number of hits (``>= 1``).
-        :return: at most ``top_n`` hits with score ``> 0``, best first, ties by chunk order.
-        :raises ValueError: if ``top_n < 1``.
-        """
-        check_top_n(top_n)
-        return top_hits(self.scores(query), top_n)
 
     def state(self) -> RetrieverState:
         """The index as ``vectors.npy`` (float32 ``(n_docs, dim)``), with the model's ``dim`` and fingerprint.
