@@ -353,11 +353,13 @@ class ReferencePotion(ReferenceExplorer):
     def __init__(
         self, snapshot_dir: str | Path, *, model_path: str | Path | None = None, model: Any = None, **kwargs: Any
     ) -> None:
-        if model is None and model_path is None:
-            raise ValueError("ReferencePotion needs model_path (a model2vec model directory) or model")
+        if model is None:
+            if model_path is None:
+                raise ValueError("ReferencePotion needs model_path (a model2vec model directory) or model")
+            model = load_embedding_model(model_path)[0]
         super().__init__(snapshot_dir, **kwargs)
         self.model_path = None if model_path is None else str(model_path)
-        self.model = model if model is not None else load_embedding_model(self.model_path)[0]
+        self.model = model
         self._vectors: np.ndarray | None = None
         if self.chunks:
             self._vectors = _l2_normalise(np.asarray(self.model.encode([c.text for c in self.chunks])))

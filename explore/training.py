@@ -154,7 +154,7 @@ def extract_group(record: BenchRecord, index: SnapshotIndex, config: CandidateCo
     )
 
 
-def cache_key(config: CandidateConfig, extra: Mapping[str, Any]) -> str:
+def _cache_key(config: CandidateConfig, extra: Mapping[str, Any]) -> str:
     """The cache directory name of an extraction: a hash of the features, candidate config and index config.
 
     :param config: candidate gathering.
@@ -165,7 +165,7 @@ def cache_key(config: CandidateConfig, extra: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def save_group(path: Path, group: Group) -> None:
+def _save_group(path: Path, group: Group) -> None:
     """Write a group atomically as ``.npz`` (arrays) with its identity in a JSON string member.
 
     :param path: the target file.
@@ -194,8 +194,8 @@ def save_group(path: Path, group: Group) -> None:
     write_bytes_atomic(path, buffer.getvalue())
 
 
-def load_group(path: Path) -> Group | None:
-    """Read a group written by :func:`save_group`; ``None`` if it is unreadable or of another feature list.
+def _load_group(path: Path) -> Group | None:
+    """Read a group written by :func:`_save_group`; ``None`` if it is unreadable or of another feature list.
 
     :param path: the file.
     :return: the group, or ``None`` (the caller extracts it again).
@@ -221,7 +221,7 @@ def load_group(path: Path) -> Group | None:
         return None
 
 
-def read_repo_list(path: Path) -> set[str]:
+def _read_repo_list(path: Path) -> set[str]:
     """The repositories of ``release-repos.txt``-style files: the first column of every non-comment line.
 
     :param path: the file.
@@ -279,7 +279,7 @@ def is_valid_repo(repo: str) -> bool:
 def forbidden_repos(repo_lists: Iterable[Path], eval_benches: Iterable[Path]) -> dict[str, str]:
     """The repositories never to train on, with why: those listed in ``repo_lists``, those of ``eval_benches``.
 
-    :param repo_lists: files of ``owner/name`` lines (:func:`read_repo_list`).
+    :param repo_lists: files of ``owner/name`` lines (:func:`_read_repo_list`).
     :param eval_benches: evaluation bench JSONL files.
     :return: lower-case ``owner/name`` -> ``"listed in FILE"`` or ``"in eval bench FILE"``.
     :raises ValueError, FileNotFoundError: a bench that cannot be read (the message names it).
@@ -288,7 +288,7 @@ def forbidden_repos(repo_lists: Iterable[Path], eval_benches: Iterable[Path]) ->
 
     forbidden: dict[str, str] = {}
     for path in repo_lists:
-        forbidden.update(dict.fromkeys(read_repo_list(path), f"listed in {path.name}"))
+        forbidden.update(dict.fromkeys(_read_repo_list(path), f"listed in {path.name}"))
     for path in eval_benches:
         forbidden.update({r.repo.lower(): f"in eval bench {path.name}" for r in load_bench(path, require_query=False)})
     return forbidden
@@ -324,7 +324,7 @@ def extract_groups(
     """Index each record's snapshot and extract its query group, or take it from the cache.
 
     The snapshots are indexed with BM25, TF-IDF (and Potion with ``potion_model``) and the symbol graph; the
-    groups are cached in ``cache_root/<cache key>/<instance_id>.npz`` (:func:`cache_key`), so a rerun resumes.
+    groups are cached in ``cache_root/<cache key>/<instance_id>.npz`` (:func:`_cache_key`), so a rerun resumes.
     One record's failure is recorded and the others go on.
 
     :param records: the training records.
@@ -348,7 +348,7 @@ def extract_groups(
         graph=True,
         **store_option,
     )
-    key = cache_key(
+    key = _cache_key(
         config, {k: v for k, v in explorer.explorer_config.items() if k in ("chunker", "retrievers", "walk")}
     )
     cache = cache_root / key
@@ -357,7 +357,7 @@ def extract_groups(
     t0 = time.perf_counter()
     for record in progress(records):
         path = cache / f"{record.instance_id}.npz"
-        group = load_group(path) if path.exists() else None
+        group = _load_group(path) if path.exists() else None
         if group is None:
             snapshot = find_snapshot(record, repos)
             if snapshot is None:
@@ -368,12 +368,12 @@ def extract_groups(
             except Exception as exc:  # one record's failure is reported, the others go on
                 failed.append(f"{record.instance_id}: {type(exc).__name__}: {exc}")
                 continue
-            save_group(path, group)
+            _save_group(path, group)
         groups.append(group)
     return Extraction(groups, failed, config, cache, time.perf_counter() - t0)
 
 
-def training_manifest(groups: Sequence[Group], provenance: Mapping[str, Any], seconds: float) -> dict[str, Any]:
+def _training_manifest(groups: Sequence[Group], provenance: Mapping[str, Any], seconds: float) -> dict[str, Any]:
     """The training manifest of a model card: every repository and commit used, counts, and how to reproduce.
 
     :param groups: the training groups.
@@ -421,7 +421,7 @@ def train_variant(
     :param rounds: boosting rounds.
     :param seed: LightGBM's seed.
     :param params: LightGBM parameter overrides.
-    :param provenance: ``{"benches", "excluded", "command"}`` for the manifest (:func:`training_manifest`).
+    :param provenance: ``{"benches", "excluded", "command"}`` for the manifest (:func:`_training_manifest`).
     :return: the :class:`~swe_explore.explore.ranker.RankerModel` (its card: features, groups, candidates,
         params, validation scores, manifest).
     """
@@ -447,6 +447,6 @@ def train_variant(
             "overrides": dict(params),
         },
         "validation": {k: float(v) for k, v in (booster.best_score.get("valid_0") or {}).items()},
-        "manifest": training_manifest(extraction.groups, provenance, extraction.seconds),
+        "manifest": _training_manifest(extraction.groups, provenance, extraction.seconds),
     }
     return RankerModel(booster, card, name)

@@ -60,14 +60,12 @@ __all__ = [
     "Embedder",
     "EmbeddingRetriever",
     "PotionRetriever",
-    "check_index_model",
     "check_vectors",
     "embed_chunks",
     "load_embedding_model",
     "model_fingerprint",
     "model_for_index",
     "resolve_model_spec",
-    "vectors_feature",
 ]
 
 #: Hub id of the default model.
@@ -343,7 +341,7 @@ class EmbeddingRetriever(Retriever):
 
         :return: ``{"vectors": spec}``.
         """
-        return {"vectors": vectors_feature(self.embedder, self.fields)}
+        return {"vectors": _vectors_feature(self.embedder, self.fields)}
 
     def compute_feature(self, name: str, chunks: Sequence[Chunk]) -> np.ndarray:
         """Compute the ``vectors`` feature: :meth:`embed_chunks`.
@@ -376,7 +374,7 @@ class EmbeddingRetriever(Retriever):
         """
 
     def _model_facts(self) -> dict[str, Any]:
-        """Model facts recorded next to the config (what :func:`check_index_model` checks on load).
+        """Model facts recorded next to the config (what :func:`_check_index_model` checks on load).
 
         :return: ``{"dim": ..., "model_fingerprint": ...}``.
         """
@@ -385,7 +383,7 @@ class EmbeddingRetriever(Retriever):
     @classmethod
     def _from_config(cls: type[_E], config: Mapping[str, Any], extra: Mapping[str, Any], model: str | None) -> _E:
         """The model steps of ``from_state``: instantiate with the model (:func:`model_for_index`) and refuse a
-        model other than the recorded one (:func:`check_index_model`).
+        model other than the recorded one (:func:`_check_index_model`).
 
         :param config: the saved config.
         :param extra: the saved model facts (``dim``, ``model_fingerprint``).
@@ -401,7 +399,7 @@ class EmbeddingRetriever(Retriever):
             self = cls(**config)
         except (TypeError, ValueError) as exc:
             raise InvalidStateError(None, f"invalid config ({exc})") from None
-        check_index_model(self.embedder, config, extra)
+        _check_index_model(self.embedder, config, extra)
         return self
 
 
@@ -520,7 +518,7 @@ def embed_chunks(embedder: Embedder, chunks: Sequence[Chunk], fields: Sequence[s
     return embedder.encode([document_text(c, fields) for c in chunks], labels=[c.location for c in chunks])
 
 
-def vectors_feature(embedder: Embedder, fields: Sequence[str]) -> FeatureSpec:
+def _vectors_feature(embedder: Embedder, fields: Sequence[str]) -> FeatureSpec:
     """The shared ``vectors`` feature of an embedding retriever (see :mod:`retrievers.features`).
 
     The model enters by its weight fingerprint, not its spec, so the same model under two paths is one feature.
@@ -555,7 +553,7 @@ def model_for_index(config: Mapping[str, Any], model: str | None = None) -> str:
     The model is, in this order: ``model`` (the caller's explicit choice), else the spec recorded in the config;
     only if the recorded spec cannot be loaded here (a path that does not exist on this machine, an unreachable
     hub id) and ``$SWE_EXPLORE_POTION_MODEL`` names another model, that one. The chosen model is loaded (and
-    cached); the caller checks its fingerprint against the recorded one (:func:`check_index_model`).
+    cached); the caller checks its fingerprint against the recorded one (:func:`_check_index_model`).
 
     :param config: the saved config of a Potion or FAISS retriever.
     :param model: the model to use (hub id or local path), or ``None`` for the recorded one.
@@ -581,7 +579,7 @@ def model_for_index(config: Mapping[str, Any], model: str | None = None) -> str:
     return spec
 
 
-def check_index_model(embedder: Embedder, config: Mapping[str, Any], extra: Mapping[str, Any]) -> None:
+def _check_index_model(embedder: Embedder, config: Mapping[str, Any], extra: Mapping[str, Any]) -> None:
     """Refuse an index built with another model.
 
     :param embedder: the loaded embedder.
