@@ -184,7 +184,7 @@ def diff_path(name: str | None, prefix: str) -> str | None:
     return path
 
 
-def hunk_region(path: str, hunk: Hunk) -> Region:
+def _hunk_region(path: str, hunk: Hunk) -> Region:
     """The gold region of one hunk: its old side, or for an insert-only hunk the old line it follows.
 
     :param path: the file's old path.
@@ -232,7 +232,7 @@ def _status(patched: PatchedFile, old_path: str | None, new_path: str | None, co
     return "empty"
 
 
-def file_diff(patched: PatchedFile, where: str = "<diff>") -> FileDiff:
+def _file_diff(patched: PatchedFile, where: str = "<diff>") -> FileDiff:
     """Status, paths and regions of one parsed file.
 
     :param patched: one file of a :class:`unidiff.PatchSet`.
@@ -254,7 +254,7 @@ def file_diff(patched: PatchedFile, where: str = "<diff>") -> FileDiff:
         regions: tuple[Region, ...] = ()
         if status == "modified":
             assert old_path is not None
-            regions = tuple(hunk_region(old_path, hunk) for hunk in patched)
+            regions = tuple(_hunk_region(old_path, hunk) for hunk in patched)
     except DiffError as exc:
         raise DiffError(f"{where}: {exc}") from None
     return FileDiff(
@@ -282,7 +282,7 @@ def parse_diff(text: str, where: str = "<diff>") -> DiffRegions:
         patch = PatchSet(text)
     except UnidiffParseError as exc:
         raise DiffError(f"{where}: malformed diff: {exc}") from None
-    files = tuple(file_diff(patched, where) for patched in patch)
+    files = tuple(_file_diff(patched, where) for patched in patch)
     seen: set[tuple[str | None, str | None]] = set()
     for f in files:
         key = (f.old_path, f.new_path)

@@ -58,7 +58,6 @@ counts as ``typescript``); when mixed, the one with most changed lines (added + 
 from __future__ import annotations
 
 import json
-import os
 import random
 import tempfile
 import time
@@ -97,6 +96,7 @@ from swe_explore.benchprep.mine_rules import (
     strip_trailers,
 )
 from swe_explore.benchprep.release import report_path
+from swe_explore.chunking.atomic import write_text_atomic
 from swe_explore.chunking.languages import language_for_path
 from swe_explore.chunking.lines import count_lines, decode
 from swe_explore.evaluation.bench import parse_record
@@ -443,28 +443,6 @@ def mine(
     return records, report
 
 
-def _write_text_atomic(path: str | Path, text: str) -> None:
-    """Write a text file atomically (a temporary file in the same directory, then ``os.replace``), with the
-    permissions a plain ``open()`` would give it (``0666`` minus the umask).
-
-    :param path: the target file; its directory is created.
-    :param text: the content (written as UTF-8).
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the permissions open() would
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_outputs(out: str | Path, records: Sequence[Mapping[str, Any]], report: MineReport) -> Path:
     """Write the bench JSONL and its report, each atomically.
 
@@ -473,7 +451,7 @@ def write_outputs(out: str | Path, records: Sequence[Mapping[str, Any]], report:
     :param report: the run report, written to :func:`~benchprep.release.report_path`.
     :return: the report path.
     """
-    _write_text_atomic(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    write_text_atomic(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
     rpath = report_path(out, keep_suffix=True)
-    _write_text_atomic(rpath, json.dumps({**report.to_dict(), "out": str(out)}, indent=1) + "\n")
+    write_text_atomic(rpath, json.dumps({**report.to_dict(), "out": str(out)}, indent=1) + "\n")
     return rpath

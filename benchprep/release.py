@@ -68,15 +68,14 @@ repository in the release, has a C++ file in its ground truth, else C.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from swe_explore.chunking.atomic import write_text_atomic
 from swe_explore.chunking.languages import TEXT, language_for_path
 from swe_explore.evaluation.bench import BenchRecord, iter_jsonl, note_first_line, parse_record
 
@@ -366,7 +365,7 @@ def _read_hub(spec: str) -> list[SourceRow]:
 # ----------------------------------------------------------------------------------------------------------
 
 
-def strip_pro_prefix(instance_id: str) -> str:
+def _strip_pro_prefix(instance_id: str) -> str:
     """An id without SWE-bench Pro's ``instance_`` prefix (other ids unchanged).
 
     :param instance_id: an instance id.
@@ -375,13 +374,13 @@ def strip_pro_prefix(instance_id: str) -> str:
     return instance_id.removeprefix(PRO_PREFIX)
 
 
-def pro_base_id(instance_id: str) -> str | None:
+def _pro_base_id(instance_id: str) -> str | None:
     """A Pro-shaped id without its ``-v<hex>``/``-vnan`` suffix and prefix, lower-cased; ``None`` for other ids.
 
     :param instance_id: an instance id.
     :return: ``org__name-<sha>`` (lower case) for ``[instance_]org__name-<40-hex sha>[-v<hex>|-vnan]``, else ``None``.
     """
-    match = _PRO_ID.match(strip_pro_prefix(instance_id))
+    match = _PRO_ID.match(_strip_pro_prefix(instance_id))
     return match["base"].lower() if match else None
 
 
@@ -397,10 +396,10 @@ class SourceIndex:
         self.by_base: dict[str, set[str]] = defaultdict(set)
         for source in sources:
             for row in source.rows:
-                key = strip_pro_prefix(row.instance_id)
+                key = _strip_pro_prefix(row.instance_id)
                 self.by_id[key].append((row, source))
                 self.by_fold[key.lower()].add(key)
-                base = pro_base_id(key)
+                base = _pro_base_id(key)
                 if base is not None:
                     self.by_base[base].add(key)
 
@@ -412,14 +411,14 @@ class SourceIndex:
             the id repeats across sources), or ``(None, [], reason)`` when no rule matched or a fallback rule
             matched more than one id.
         """
-        key = strip_pro_prefix(instance_id)
+        key = _strip_pro_prefix(instance_id)
         if key in self.by_id:
             rows = self.by_id[key]
             prefixed = instance_id != key or any(row.instance_id != key for row, _ in rows)
             return ("instance_prefix" if prefixed else "exact"), rows, None
         for rule, candidates in (
             ("case", self.by_fold.get(key.lower(), set())),
-            ("pro_suffix", self.by_base.get(pro_base_id(key) or "", set())),
+            ("pro_suffix", self.by_base.get(_pro_base_id(key) or "", set())),
         ):
             if len(candidates) == 1:
                 return rule, self.by_id[next(iter(candidates))], None
@@ -707,26 +706,6 @@ def report_path(out: str | Path, *, keep_suffix: bool = False) -> Path:
     out = Path(out)
     stem = out.name if keep_suffix or not out.suffix else out.name[: -len(out.suffix)]
     return out.with_name(f"{stem}.report.json")
-
-
-def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write a text file atomically (a temporary file in the same directory, fsynced, then renamed into place).
-
-    :param path: the file to (re)write; its directory is created.
-    :param text: the content (UTF-8).
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_bench(path: str | Path, records: Iterable[Mapping[str, Any]]) -> None:

@@ -23,7 +23,7 @@ Rules (documented in ``docs/chunking.md``):
 - **File names**: paths are text (UTF-8). A file whose name, or a directory name above it, is not valid UTF-8
   (e.g. the bytes ``b"pkg/bad\\xffname.py"``) cannot be written to an index, a results file or a region, so it
   is skipped as ``undecodable_name`` and the rest of the snapshot is kept; :attr:`WalkStats.examples` shows it
-  with the bad bytes escaped (``pkg/bad\\xffname.py``, see :func:`display_path`).
+  with the bad bytes escaped (``pkg/bad\\xffname.py``, see :func:`_display_path`).
 - **Decoding**: :func:`chunking.lines.split_lines` (UTF-8 with U+FFFD for invalid bytes, BOM dropped, CRLF and
   lone CR handled; Python files with a PEP 263 encoding declaration are decoded with its codec, counted per
   codec in :attr:`WalkStats.declared_encodings`). Other files that are not valid UTF-8 are kept and counted in
@@ -131,7 +131,7 @@ MAX_SKIP_EXAMPLES = 3
 """Paths kept per skip reason in :attr:`WalkStats.examples` (the first ones in walk order)."""
 
 
-def display_path(rel: str) -> str:
+def _display_path(rel: str) -> str:
     """A repo-relative path as printable text: bytes that are not UTF-8 (``os.fsdecode``'s lone surrogates) are
     written as ``\\xNN`` escapes, so the result can always be encoded, logged and written to JSON.
 
@@ -202,7 +202,7 @@ class WalkStats:
         declaration (``iso8859-1``, ``cp1252``, ...; UTF-8 declarations are not counted).
     :param skipped: skip reason (see :data:`SKIP_REASONS`) -> number of files.
     :param examples: skip reason -> the first :data:`MAX_SKIP_EXAMPLES` skipped paths (repo-relative, written by
-        :func:`display_path`; a directory for an unreadable directory), so a user can find them.
+        :func:`_display_path`; a directory for an unreadable directory), so a user can find them.
     :param excluded_dirs: excluded directory name -> number of directories pruned.
     :param languages: language -> number of indexed files.
     """
@@ -222,13 +222,13 @@ class WalkStats:
         """Count one skipped file, and keep its path among the reason's first :data:`MAX_SKIP_EXAMPLES`.
 
         :param reason: one of :data:`SKIP_REASONS`.
-        :param path: the file's repo-relative path (may hold surrogate escapes; stored via :func:`display_path`).
+        :param path: the file's repo-relative path (may hold surrogate escapes; stored via :func:`_display_path`).
         """
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
         if path is not None:
             kept = self.examples.setdefault(reason, [])
             if len(kept) < MAX_SKIP_EXAMPLES:
-                kept.append(display_path(path))
+                kept.append(_display_path(path))
 
     def to_dict(self) -> dict[str, object]:
         """JSON-serialisable form for the index manifest (dicts sorted by key).

@@ -116,6 +116,16 @@ def make_row(
     return row
 
 
+def row_line(row: Mapping[str, Any]) -> str:
+    """One result row as its JSONL line (compact JSON, ASCII-escaped, newline-terminated).
+
+    :param row: a row from :func:`make_row` (any JSON-serialisable mapping).
+    :return: the line, ending in ``"\\n"``.
+    """
+    # ensure_ascii keeps rows writable even for paths with lone surrogates (undecodable file names)
+    return json.dumps(row, ensure_ascii=True) + "\n"
+
+
 class ResultsWriter:
     """Append result rows to a JSONL file, one line per row, flushed after every row.
 
@@ -134,8 +144,7 @@ class ResultsWriter:
 
         :param row: a row from :func:`make_row` (any JSON-serialisable mapping).
         """
-        # ensure_ascii keeps rows writable even for paths with lone surrogates (undecodable file names)
-        self._handle.write(json.dumps(row, ensure_ascii=True) + "\n")
+        self._handle.write(row_line(row))
         self._handle.flush()
 
     def close(self) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,11 +16,19 @@ from typing import Any, Protocol
 
 from tqdm import tqdm
 
+from swe_explore.chunking.atomic import write_text_atomic
 from swe_explore.chunking.types import Region
 from swe_explore.evaluation.bench import BenchRecord, check_snapshot, find_snapshot
 from swe_explore.evaluation.line_counts import file_line_counts
 from swe_explore.evaluation.metrics import evaluate_instance
-from swe_explore.evaluation.results import OUTCOME_ERROR, OUTCOME_SUCCESS, ResultsWriter, make_row, read_rows
+from swe_explore.evaluation.results import (
+    OUTCOME_ERROR,
+    OUTCOME_SUCCESS,
+    ResultsWriter,
+    make_row,
+    read_rows,
+    row_line,
+)
 
 try:  # POSIX advisory locks; elsewhere concurrent runs on one file are not detected
     import fcntl
@@ -259,8 +266,4 @@ def _run_locked(
 
 def _rewrite(path: Path, rows: Sequence[dict[str, Any]]) -> None:
     """Atomically replace a result file with the given rows."""
-    tmp = path.with_name(path.name + ".tmp")
-    with ResultsWriter(tmp) as writer:
-        for row in rows:
-            writer.write(row)
-    os.replace(tmp, path)
+    write_text_atomic(path, "".join(row_line(row) for row in rows))

@@ -183,8 +183,9 @@ def model_paths(name_or_path: str | Path) -> tuple[Path, Path]:
     return path.with_suffix(".txt"), path.with_suffix(".json")
 
 
-def load_ranker(name_or_path: str | Path = DEFAULT_RANKER_MODEL) -> RankerModel:
-    """Load a model and check it against its card.
+def load_ranker(name_or_path: str | Path) -> RankerModel:
+    """Load one model and check it against its card: the one path from model files to a :class:`RankerModel`
+    (:func:`load_ensemble` loads each member with it).
 
     :param name_or_path: a shipped model name or a path (see :func:`model_paths`).
     :return: the model.

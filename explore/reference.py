@@ -21,7 +21,6 @@ Usage::
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
@@ -32,6 +31,7 @@ import numpy as np
 
 from swe_explore.chunking.types import Chunk, Region
 from swe_explore.chunking.walk import SNAPSHOT_MARKER
+from swe_explore.retrievers.potion import load_embedding_model
 
 PAPER_ERA_EXTENSIONS: tuple[str, ...] = (
     ".py", ".md", ".txt", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".rst",
@@ -324,18 +324,6 @@ class ReferenceTFIDF(ReferenceExplorer):
         return [(self.chunks[i], float(scores[i])) for i in top if scores[i] > 0]
 
 
-@functools.lru_cache(maxsize=2)
-def load_potion_model(model_path: str) -> Any:
-    """Load a model2vec model once per process (the reference caches it across instances, docs/metrics.md §2.5).
-
-    :param model_path: a local model directory (or a Hugging Face id, which needs the network).
-    :return: the ``model2vec.StaticModel``.
-    """
-    from model2vec import StaticModel
-
-    return StaticModel.from_pretrained(model_path)
-
-
 def _l2_normalise(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
@@ -352,7 +340,7 @@ class ReferencePotion(ReferenceExplorer):
 
     :param snapshot_dir: the repository snapshot.
     :param model_path: the model directory (e.g. ``/work/shared/models/potion-base-8M``); loaded once per
-        process with :func:`load_potion_model`.
+        process with :func:`~swe_explore.retrievers.potion.load_embedding_model`.
     :param model: an already loaded model (anything with ``encode(list[str]) -> np.ndarray``), used instead of
         ``model_path``; for tests.
     :param kwargs: chunking parameters, as in :class:`ReferenceExplorer`.
@@ -364,11 +352,13 @@ class ReferencePotion(ReferenceExplorer):
     def __init__(
         self, snapshot_dir: str | Path, *, model_path: str | Path | None = None, model: Any = None, **kwargs: Any
     ) -> None:
-        if model is None and model_path is None:
-            raise ValueError("ReferencePotion needs model_path (a model2vec model directory) or model")
+        if model is None:
+            if model_path is None:
+                raise ValueError("ReferencePotion needs model_path (a model2vec model directory) or model")
+            model = load_embedding_model(model_path)[0]
         super().__init__(snapshot_dir, **kwargs)
         self.model_path = None if model_path is None else str(model_path)
-        self.model = model if model is not None else load_potion_model(self.model_path)
+        self.model = model
         self._vectors: np.ndarray | None = None
         if self.chunks:
             self._vectors = _l2_normalise(np.asarray(self.model.encode([c.text for c in self.chunks])))

@@ -12,9 +12,8 @@ SWE-Explore release (whose later history holds the benchmark's fixes) and those 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import os
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from swe_explore.chunking.atomic import write_bytes_atomic
 from swe_explore.evaluation.bench import BenchRecord
 from swe_explore.explore.features import (
     FEATURE_GROUPS,
@@ -154,7 +154,7 @@ def extract_group(record: BenchRecord, index: SnapshotIndex, config: CandidateCo
     )
 
 
-def cache_key(config: CandidateConfig, extra: Mapping[str, Any]) -> str:
+def _cache_key(config: CandidateConfig, extra: Mapping[str, Any]) -> str:
     """The cache directory name of an extraction: a hash of the features, candidate config and index config.
 
     :param config: candidate gathering.
@@ -165,13 +165,12 @@ def cache_key(config: CandidateConfig, extra: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def save_group(path: Path, group: Group) -> None:
+def _save_group(path: Path, group: Group) -> None:
     """Write a group atomically as ``.npz`` (arrays) with its identity in a JSON string member.
 
     :param path: the target file.
     :param group: the group.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     meta = json.dumps(
         {
             "instance_id": group.instance_id,
@@ -181,24 +180,22 @@ def save_group(path: Path, group: Group) -> None:
             "features": ALL_FEATURES,
         }
     )
-    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    with open(tmp, "wb") as handle:
-        np.savez(
-            handle,
-            features=group.features,
-            ids=group.ids,
-            overlap=group.overlap,
-            lines=group.lines,
-            file_core=group.file_core,
-            sources=group.sources,
-            meta=np.array(meta),
-        )
-    os.replace(tmp, path)
+    buffer = io.BytesIO()
+    np.savez(
+        buffer,
+        features=group.features,
+        ids=group.ids,
+        overlap=group.overlap,
+        lines=group.lines,
+        file_core=group.file_core,
+        sources=group.sources,
+        meta=np.array(meta),
+    )
+    write_bytes_atomic(path, buffer.getvalue())
 
 
-def load_group(path: Path) -> Group | None:
-    """Read a group written by :func:`save_group`; ``None`` if it is unreadable or of another feature list.
+def _load_group(path: Path) -> Group | None:
+    """Read a group written by :func:`_save_group`; ``None`` if it is unreadable or of another feature list.
 
     :param path: the file.
     :return: the group, or ``None`` (the caller extracts it again).
@@ -224,7 +221,7 @@ def load_group(path: Path) -> Group | None:
         return None
 
 
-def read_repo_list(path: Path) -> set[str]:
+def _read_repo_list(path: Path) -> set[str]:
     """The repositories of ``release-repos.txt``-style files: the first column of every non-comment line.
 
     :param path: the file.
@@ -282,7 +279,7 @@ def is_valid_repo(repo: str) -> bool:
 def forbidden_repos(repo_lists: Iterable[Path], eval_benches: Iterable[Path]) -> dict[str, str]:
     """The repositories never to train on, with why: those listed in ``repo_lists``, those of ``eval_benches``.
 
-    :param repo_lists: files of ``owner/name`` lines (:func:`read_repo_list`).
+    :param repo_lists: files of ``owner/name`` lines (:func:`_read_repo_list`).
     :param eval_benches: evaluation bench JSONL files.
     :return: lower-case ``owner/name`` -> ``"listed in FILE"`` or ``"in eval bench FILE"``.
     :raises ValueError: a bench record that is not valid (the message names the file and line).
@@ -292,7 +289,7 @@ def forbidden_repos(repo_lists: Iterable[Path], eval_benches: Iterable[Path]) ->
 
     forbidden: dict[str, str] = {}
     for path in repo_lists:
-        forbidden.update(dict.fromkeys(read_repo_list(path), f"listed in {path.name}"))
+        forbidden.update(dict.fromkeys(_read_repo_list(path), f"listed in {path.name}"))
     for path in eval_benches:
         forbidden.update({r.repo.lower(): f"in eval bench {path.name}" for r in load_bench(path, require_query=False)})
     return forbidden
@@ -328,7 +325,7 @@ def extract_groups(
     """Index each record's snapshot and extract its query group, or take it from the cache.
 
     The snapshots are indexed with BM25, TF-IDF (and Potion with ``potion_model``) and the symbol graph; the
-    groups are cached in ``cache_root/<cache key>/<instance_id>.npz`` (:func:`cache_key`), so a rerun resumes.
+    groups are cached in ``cache_root/<cache key>/<instance_id>.npz`` (:func:`_cache_key`), so a rerun resumes.
     One record's failure is recorded and the others go on.
 
     :param records: the training records.
@@ -352,7 +349,7 @@ def extract_groups(
         graph=True,
         **store_option,
     )
-    key = cache_key(
+    key = _cache_key(
         config, {k: v for k, v in explorer.explorer_config.items() if k in ("chunker", "retrievers", "walk")}
     )
     cache = cache_root / key
@@ -361,7 +358,7 @@ def extract_groups(
     t0 = time.perf_counter()
     for record in progress(records):
         path = cache / f"{record.instance_id}.npz"
-        group = load_group(path) if path.exists() else None
+        group = _load_group(path) if path.exists() else None
         if group is None:
             snapshot = find_snapshot(record, repos)
             if snapshot is None:
@@ -372,12 +369,12 @@ def extract_groups(
             except Exception as exc:  # one record's failure is reported, the others go on
                 failed.append(f"{record.instance_id}: {type(exc).__name__}: {exc}")
                 continue
-            save_group(path, group)
+            _save_group(path, group)
         groups.append(group)
     return Extraction(groups, failed, config, cache, time.perf_counter() - t0)
 
 
-def training_manifest(groups: Sequence[Group], provenance: Mapping[str, Any], seconds: float) -> dict[str, Any]:
+def _training_manifest(groups: Sequence[Group], provenance: Mapping[str, Any], seconds: float) -> dict[str, Any]:
     """The training manifest of a model card: every repository and commit used, counts, and how to reproduce.
 
     :param groups: the training groups.
@@ -425,7 +422,7 @@ def train_variant(
     :param rounds: boosting rounds.
     :param seed: LightGBM's seed.
     :param params: LightGBM parameter overrides.
-    :param provenance: ``{"benches", "excluded", "command"}`` for the manifest (:func:`training_manifest`).
+    :param provenance: ``{"benches", "excluded", "command"}`` for the manifest (:func:`_training_manifest`).
     :return: the :class:`~swe_explore.explore.ranker.RankerModel` (its card: features, groups, candidates,
         params, validation scores, manifest).
     """
@@ -451,6 +448,6 @@ def train_variant(
             "overrides": dict(params),
         },
         "validation": {k: float(v) for k, v in (booster.best_score.get("valid_0") or {}).items()},
-        "manifest": training_manifest(extraction.groups, provenance, extraction.seconds),
+        "manifest": _training_manifest(extraction.groups, provenance, extraction.seconds),
     }
     return RankerModel(booster, card, name)

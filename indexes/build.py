@@ -174,7 +174,7 @@ def _link_expectations(cdir: Path, parts: Sequence[Retriever]) -> list[dict[str,
     return out
 
 
-def check_retriever_dir(
+def _check_retriever_dir(
     rdir: Path, retriever: Retriever, manifest: dict[str, Any], verify_files: bool = True
 ) -> dict[str, Any]:
     """Check that a retriever directory's ``data/`` is the index its (already checked) manifest describes.
@@ -210,7 +210,7 @@ def _is_current(rdir: Path, retriever: Retriever, expected: dict[str, Any], rebu
     """Whether a saved retriever index is what is asked for and intact (never, when rebuilding).
 
     A missing directory or a manifest of another config or chunk table means "build it" (``False``); a broken
-    one is an error, so a damaged store is never reported as up to date (:func:`check_retriever_dir`).
+    one is an error, so a damaged store is never reported as up to date (:func:`_check_retriever_dir`).
 
     :param rdir: the retriever directory.
     :param retriever: an unbuilt retriever with the wanted config.
@@ -227,7 +227,7 @@ def _is_current(rdir: Path, retriever: Retriever, expected: dict[str, Any], rebu
         manifest = check_manifest(manifest_path, expected)
     except StaleIndexError:
         return False
-    check_retriever_dir(rdir, retriever, manifest)
+    _check_retriever_dir(rdir, retriever, manifest)
     return True
 
 
@@ -272,7 +272,7 @@ def ensure_index(
     content is compared, not its mtimes (the module docstring). A corrupt part is
     an error unless ``rebuild`` is set, in which case everything is rebuilt. "Up to date" is checked for real:
     the chunk table's and every reused retriever's files are compared with their recorded sizes and SHA-256
-    (:func:`check_retriever_dir`; about 30 ms for the five retrievers of pydata__xarray-7393), so a truncated,
+    (:func:`_check_retriever_dir`; about 30 ms for the five retrievers of pydata__xarray-7393), so a truncated,
     deleted or edited file raises :class:`CorruptIndexError` naming it instead of passing as up to date.
 
     The retrievers that need building are built together by :func:`retrievers.features.build_retrievers`, so
@@ -717,7 +717,7 @@ def open_index(
     if parts:  # the parts' saved indexes must be the ones the hybrid was linked to
         r_expect["links"] = _link_expectations(cdir, parts)
     r_manifest = check_manifest(rdir / MANIFEST, r_expect)
-    check_retriever_dir(rdir, retriever, r_manifest, verify_files=False)  # load_retriever hashes the files
+    _check_retriever_dir(rdir, retriever, r_manifest, verify_files=False)  # load_retriever hashes the files
     loaded = load_retriever(rdir / "data")
     meta_path = rdir / "data" / META_FILE
     check_config(meta_path, loaded.config(), retriever.config(), "the one asked for once loaded (model replaced?)")

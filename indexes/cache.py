@@ -29,10 +29,10 @@ few snapshots, about 30 MB for a million entries) and each entry it uses with on
 a damaged entry is counted as ``corrupt``, recomputed (the build's own pack stores a good copy) and never used,
 and a damaged index is skipped (``corrupt_indexes``). **Concurrency.** Packs are immutable. A pack and then its
 index are written to the writer's scratch directory (a temporary of the index being built, so only its owner
-removes it: :mod:`indexes.store`) and renamed into place with :func:`os.replace`, so readers see complete packs
-only (a pack without its index is invisible). Concurrent builders write separate packs, so no update is lost;
-two builders that miss the same file both compute and store it (a duplicate entry, same bytes). Nothing in the
-cache is pickled.
+removes it: :mod:`indexes.store`) and renamed into place
+(:func:`~swe_explore.chunking.atomic.write_bytes_atomic`), so readers see complete packs only (a pack without
+its index is invisible). Concurrent builders write separate packs, so no update is lost; two builders that miss
+the same file both compute and store it (a duplicate entry, same bytes). Nothing in the cache is pickled.
 
 The cache survives runs; delete ``<root>/_cache`` to reclaim its space (indexes never point into it).
 """
@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from swe_explore.chunking.atomic import write_bytes_atomic
 from swe_explore.chunking.types import SourceFile
 
 __all__ = [
@@ -428,7 +429,7 @@ class CacheNamespace:
             self.directory.mkdir(parents=True, exist_ok=True)
             if not (self.directory / "config.json").exists():
                 config = (json.dumps(self.config, indent=1, sort_keys=True) + "\n").encode()
-                self._place(scratch / f"{name}.json", config, self.directory / "config.json")
+                write_bytes_atomic(self.directory / "config.json", config, temp_dir=scratch)
             lengths = np.array([len(entry) for _, entry in pending], dtype="<u8")
             offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype("<u8")
             body = b"".join(
@@ -441,22 +442,10 @@ class CacheNamespace:
                 ]
             )
             pack = b"".join(entry for _, entry in pending)
-            self._place(scratch / f"{name}.pack", pack, self.directory / f"{name}.pack")
-            self._place(scratch / f"{name}.idx", body + hashlib.sha256(body).digest(), self.directory / f"{name}.idx")
+            write_bytes_atomic(self.directory / f"{name}.pack", pack, temp_dir=scratch)
+            write_bytes_atomic(self.directory / f"{name}.idx", body + hashlib.sha256(body).digest(), temp_dir=scratch)
         except OSError:
             self.stats.write_errors += len(pending)
-
-    @staticmethod
-    def _place(tmp: Path, data: bytes, target: Path) -> None:
-        """Write ``data`` to ``tmp`` and rename it to ``target`` (``tmp`` removed if that fails)."""
-        try:
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, target)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
 
     def _close_packs(self) -> None:
         for view in self._maps.values():

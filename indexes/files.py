@@ -47,7 +47,6 @@ __all__ = [
     "file_sha256",
     "load_retriever",
     "read_json",
-    "read_meta",
     "save_npz",
     "save_retriever",
     "write_json",
@@ -268,7 +267,7 @@ def _read_state_file(path: Path) -> Any:
 # retriever.json --------------------------------------------------------------------------------------------------
 
 
-def read_meta(directory: Path) -> dict[str, Any]:
+def _read_meta(directory: Path) -> dict[str, Any]:
     """Read ``retriever.json`` and check its structure and format version (not the files it lists).
 
     :param directory: the retriever directory.
@@ -319,7 +318,7 @@ def check_meta(
 ) -> dict[str, Any]:
     """The one check that a saved retriever is the index a manifest or a composite expects.
 
-    Checks :func:`read_meta`, then each expectation given: the registry ``name``, the ``config`` (a hand-edited
+    Checks :func:`_read_meta`, then each expectation given: the registry ``name``, the ``config`` (a hand-edited
     value such as BM25's ``k1`` would otherwise be used silently), ``n_docs``, the SHA-256 of ``retriever.json``
     itself, and (``verify_files``) every listed file's size and SHA-256 (:func:`check_files`).
 
@@ -334,7 +333,7 @@ def check_meta(
     :raises CorruptIndexError: naming ``retriever.json`` (or the data file) and what differs.
     """
     directory = Path(directory)
-    meta = read_meta(directory)
+    meta = _read_meta(directory)
     path = directory / META_FILE
     if name is not None and meta["name"] != name:
         raise CorruptIndexError(path, f"holds a {meta['name']!r} index, expected {name!r}")
@@ -488,7 +487,7 @@ def load_retriever(directory: str | Path, model: str | None = None) -> Retriever
     :raises ValueError: if an embedding index's model cannot be loaded.
     """
     directory = Path(directory)
-    meta = read_meta(directory)
+    meta = _read_meta(directory)
     meta_path = directory / META_FILE
     cls = RETRIEVERS.get(meta["name"])
     if cls is None:

@@ -1,6 +1,6 @@
 """The symbol graph kept in the index store, next to the chunk table it was built from.
 
-:func:`ensure_graph` builds and saves a snapshot's graph unless a graph of the current chunk table is stored;
+:func:`_ensure_graph` builds and saves a snapshot's graph unless a graph of the current chunk table is stored;
 :func:`open_graph` loads it and checks that it belongs to that table; :func:`graph_dir_for` says where it lives.
 """
 
@@ -19,7 +19,7 @@ from swe_explore.indexes.graph import GRAPH_JSON, CorruptGraphError, SymbolGraph
 from swe_explore.indexes.graph_build import build_graph
 from swe_explore.indexes.store import ChunkTable, ReadOnlyStoreError
 
-__all__ = ["GRAPH_DIR", "ensure_graph", "ensure_graph_once", "graph_dir_for", "open_graph"]
+__all__ = ["GRAPH_DIR", "ensure_graph_once", "graph_dir_for", "open_graph"]
 
 GRAPH_DIR = "graph"
 
@@ -44,7 +44,7 @@ def _stored_fingerprint(directory: Path) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def ensure_graph(
+def _ensure_graph(
     snapshot_dir: Path,
     store: Path,
     chunker: Any,
@@ -109,7 +109,9 @@ def open_graph(
     walk_config = walk_config or WalkConfig()
     gdir = graph_dir_for(store, snapshot_name or Path(snapshot_dir).name, chunker, walk_config)
     if not (gdir / GRAPH_JSON).is_file():
-        raise FileNotFoundError(f"no symbol graph at {gdir}; build it with ensure_graph (or scripts/index_repos.py)")
+        raise FileNotFoundError(
+            f"no symbol graph at {gdir}; build it with ensure_graph_once (or scripts/index_repos.py)"
+        )
     graph = SymbolGraph.load(gdir)
     table_files = read_json(gdir.parent / MANIFEST).get("counts", {})
     if graph.n_chunks != table_files.get("chunks", graph.n_chunks):
@@ -125,13 +127,13 @@ def ensure_graph_once(
     rebuild: bool = False,
     snapshot_name: str | None = None,
 ) -> bool:
-    """:func:`ensure_graph` as :func:`~indexes.build.ensure_index` builds: checked first without a lock and without
+    """:func:`_ensure_graph` as :func:`~indexes.build.ensure_index` builds: checked first without a lock and without
     writing, then built under the index's lock, so concurrent builders build each snapshot's graph once.
 
     The graph lives in the chunker directory (``<chunker dir>/graph``) and is built from its chunk table, so it
     is built under that index's :class:`~indexes.store.IndexLock`: the chunk table cannot be replaced meanwhile,
     and :func:`~indexes.store.remove_abandoned_temporaries` (which a lock holder runs on the chunker directory)
-    never meets a live builder's graph temporary. A second builder waits, then :func:`ensure_graph`
+    never meets a live builder's graph temporary. A second builder waits, then :func:`_ensure_graph`
     finds the graph the first one wrote and reuses it. A current graph (it records the fingerprint of the chunk
     table it was built from) is reused without taking the lock, so a read-only store is fine.
 
@@ -161,7 +163,7 @@ def ensure_graph_once(
             broken = exc
     try:
         with building_lock(cdir, cdir / GRAPH_DIR):
-            return ensure_graph(Path(snapshot_dir), Path(store), chunker, walk_config, rebuild, snapshot_name)
+            return _ensure_graph(Path(snapshot_dir), Path(store), chunker, walk_config, rebuild, snapshot_name)
     except ReadOnlyStoreError:
         if broken is not None:
             raise broken from None

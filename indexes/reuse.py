@@ -7,7 +7,7 @@ Three kinds of pieces are reused:
   languages) and its chunking report, so :func:`chunking.registry.chunk_files` computes the same chunks and
   statistics. Texts are cut from the file's lines again, as the chunkers cut them (a file whose chunk texts are
   not exactly its lines is never cached).
-- ``term_counts`` and ``vectors``, per chunk, keyed by :func:`chunk_digest` (path, kind, symbol, language and
+- ``term_counts`` and ``vectors``, per chunk, keyed by :func:`_chunk_digest` (path, kind, symbol, language and
   text: every field a document text can hold, not the line numbers) under the feature spec (tokenizer config
   and fields; model fingerprint, ``max_length`` and fields). A file that changed keeps most of its functions,
   so per-chunk keys reuse them: of the chunks of the files that changed between astropy__astropy-12907 and
@@ -45,7 +45,7 @@ from swe_explore.indexes.cache import CacheNamespace, ContentCache, file_digest
 from swe_explore.retrievers.base import FeatureSpec, Retriever
 from swe_explore.retrievers.features import TermCounts, build_retrievers
 
-__all__ = ["CachingChunker", "build_retrievers_reusing", "chunk_digest"]
+__all__ = ["CachingChunker", "build_retrievers_reusing"]
 
 #: Feature kinds assembled from per-chunk pieces; others are computed over all chunks.
 REUSED_FEATURES = ("term_counts", "vectors")
@@ -152,7 +152,7 @@ class CachingChunker(Chunker):
 # Feature pieces ----------------------------------------------------------------------------------------------------
 
 
-def chunk_digest(chunk: Chunk) -> str:
+def _chunk_digest(chunk: Chunk) -> str:
     """SHA-256 of a chunk without its line numbers: path, kind, symbol, language and text.
 
     Every field a document text can hold (:data:`retrievers.common.FIELDS`) is in it, so two chunks with the
@@ -273,7 +273,7 @@ def _reused_feature(
     :param name: its local name for the feature.
     :param namespace: the cache entries of this feature.
     :param chunks: all chunks, with text, in index order.
-    :param digests: their :func:`chunk_digest`.
+    :param digests: their :func:`_chunk_digest`.
     :return: the feature value, equal to ``retriever.compute_feature(name, chunks)``.
     """
     encode, decode, split, merge = _CODECS[namespace.kind]
@@ -329,7 +329,7 @@ def build_retrievers_reusing(
             return retriever.compute_feature(name, chunks)
         namespace = cache.namespace(spec.kind, {"feature": json.loads(spec.config)})
         if not digests:
-            digests.extend(chunk_digest(c) for c in chunks)
+            digests.extend(_chunk_digest(c) for c in chunks)
         return _reused_feature(retriever, name, namespace, chunks, digests)
 
     return build_retrievers(retrievers, chunks, compute)

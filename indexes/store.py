@@ -185,7 +185,7 @@ def snapshot_fingerprint(
     return digest.hexdigest()
 
 
-def owner_tag() -> str:
+def _owner_tag() -> str:
     """``<host>-<pid>`` of this process, as temporaries carry it (characters outside ``[A-Za-z0-9_.]`` become
     ``_``, so a host name never adds a path separator or a ``-`` field boundary).
 
@@ -204,7 +204,7 @@ def temporary_path(target: Path, label: str = "") -> Path:
     :param label: a word in the name (``"old-"``, ``"cache-"``), for people reading the directory.
     :return: the path (nothing is created).
     """
-    return target.parent / f"{target.name}{_TMP_MARK}{owner_tag()}-{label}{uuid.uuid4().hex[:8]}"
+    return target.parent / f"{target.name}{_TMP_MARK}{_owner_tag()}-{label}{uuid.uuid4().hex[:8]}"
 
 
 @contextlib.contextmanager

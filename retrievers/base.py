@@ -17,7 +17,7 @@ import numpy as np
 
 from swe_explore.chunking.types import Chunk
 
-__all__ = ["FeatureSpec", "Hit", "InvalidStateError", "Retriever", "RetrieverState"]
+__all__ = ["FeatureSpec", "Hit", "InvalidStateError", "Retriever", "RetrieverState", "check_top_n", "top_hits"]
 
 _T = TypeVar("_T")
 
@@ -101,6 +101,38 @@ class RetrieverState:
         return value  # type: ignore[return-value]
 
 
+def check_top_n(top_n: int) -> None:
+    """Validate the ``top_n`` argument of :meth:`Retriever.search`.
+
+    :param top_n: requested number of hits.
+    :raises ValueError: if ``top_n`` is not an integer ``>= 1``.
+    """
+    if isinstance(top_n, bool) or not isinstance(top_n, (int, np.integer)) or top_n < 1:
+        raise ValueError(f"top_n must be an integer >= 1, got {top_n!r}")
+
+
+def top_hits(scores: np.ndarray, top_n: int) -> list[Hit]:
+    """The ``top_n`` best positive scores, best first, ties broken by lower index (the retriever contract).
+
+    Runs in ``O(n + m log m)`` for ``n`` scores and ``m`` kept candidates (``np.argpartition`` first). NaN and
+    scores ``<= 0`` are never returned.
+
+    :param scores: one score per chunk, shape ``(n_docs,)``.
+    :param top_n: maximum number of hits (``>= 1``).
+    :return: the hits.
+    :raises ValueError: if ``top_n < 1``.
+    """
+    check_top_n(top_n)
+    scores = np.asarray(scores)
+    idx = np.flatnonzero(scores > 0)
+    if idx.size > top_n:
+        vals = scores[idx]
+        kth = np.partition(vals, idx.size - top_n)[idx.size - top_n]  # the top_n-th largest value
+        idx = idx[vals >= kth]
+    order = np.lexsort((idx, -scores[idx]))[:top_n]
+    return [Hit(int(i), float(scores[i])) for i in idx[order]]
+
+
 class Retriever(ABC):
     """Ranks the chunks of one snapshot for a query.
 
@@ -109,7 +141,10 @@ class Retriever(ABC):
     first), so every ranking is deterministic.
 
     Subclasses set :attr:`name` and :attr:`options` and implement :meth:`config`, :attr:`n_docs`, :meth:`build`,
-    :meth:`search`, :meth:`state` and :meth:`from_state`. Optional parts of the contract, with defaults here:
+    :meth:`state`, :meth:`from_state` and one of :meth:`scores` and :meth:`search`, each derived here from the
+    other: a retriever that scores every chunk anyway (BM25, TF-IDF, Potion) implements :meth:`scores`, one
+    that does not (FAISS's nearest neighbours, the hybrid's fusion of its parts' rankings) :meth:`search`.
+    Optional parts of the contract, with defaults here:
 
     - shared features (:meth:`feature_specs`, :meth:`compute_feature`, :meth:`build_from_features`): a retriever
       whose :meth:`feature_specs` is ``None`` is built with :meth:`build`;
@@ -138,26 +173,34 @@ class Retriever(ABC):
         :param chunks: the snapshot's chunks, in index order.
         """
 
-    @abstractmethod
     def search(self, query: str, top_n: int = 100) -> list[Hit]:
         """Rank chunks for a query.
+
+        The default takes the ``top_n`` best positive :meth:`scores` (:func:`top_hits`: ties by chunk order).
 
         :param query: raw issue text.
         :param top_n: maximum number of hits (``>= 1``).
         :return: at most ``top_n`` hits, best first; ``[]`` when the query has no usable token or the index is
             empty. Chunks with a score ``<= 0`` are never returned.
         :raises ValueError: if ``top_n < 1``.
+        :raises NotImplementedError: if the subclass implements neither :meth:`search` nor :meth:`scores`.
         """
+        check_top_n(top_n)
+        if type(self).scores is Retriever.scores:
+            raise NotImplementedError(f"{type(self).__name__} implements neither search nor scores")
+        return top_hits(self.scores(query), top_n)
 
     def scores(self, query: str) -> np.ndarray:
         """The score of every chunk for a query (what a learned ranker reads as features).
 
-        The default ranks every chunk with :meth:`search` and leaves 0 for the chunks it does not return;
-        retrievers that score all chunks anyway (BM25, TF-IDF, Potion) return those scores directly.
+        The default ranks every chunk with :meth:`search` and leaves 0 for the chunks it does not return.
 
         :param query: raw issue text.
         :return: float array of shape ``(n_docs,)``; higher is better, ``<= 0`` means no match.
+        :raises NotImplementedError: if the subclass implements neither :meth:`search` nor :meth:`scores`.
         """
+        if type(self).search is Retriever.search:
+            raise NotImplementedError(f"{type(self).__name__} implements neither search nor scores")
         out = np.zeros(self.n_docs, dtype=np.float64)
         if self.n_docs:
             for hit in self.search(query, self.n_docs):

@@ -50,8 +50,8 @@ import numpy as np
 import scipy.sparse as sp
 from rank_bm25 import BM25Okapi
 
-from swe_explore.retrievers.base import Hit, InvalidStateError, Retriever, RetrieverState
-from swe_explore.retrievers.common import DEFAULT_FIELDS, check_fields, check_top_n, top_hits
+from swe_explore.retrievers.base import InvalidStateError, Retriever, RetrieverState
+from swe_explore.retrievers.common import DEFAULT_FIELDS, check_fields
 from swe_explore.retrievers.features import TermCountsRetriever
 from swe_explore.retrievers.tokenize import CodeTokenizer
 
@@ -233,17 +233,6 @@ class BM25Retriever(TermCountsRetriever):
         if self.backend == "rank_bm25":
             return np.asarray(self._engine.get_scores(toks), dtype=np.float64)
         return np.asarray(self._engine.get_scores(toks), dtype=np.float64) * (self.k1 + 1.0)
-
-    def search(self, query: str, top_n: int = 100) -> list[Hit]:
-        """Rank chunks by BM25 for a query.
-
-        :param query: raw issue text.
-        :param top_n: maximum number of hits (``>= 1``).
-        :return: at most ``top_n`` hits with score ``> 0``, best first, ties by chunk order.
-        :raises ValueError: if ``top_n < 1``.
-        """
-        check_top_n(top_n)
-        return top_hits(self.scores(query), top_n)
 
     def state(self) -> RetrieverState:
         """The index as ``tf.npz`` (the CSR term counts) and ``vocab.json`` (the terms in column order).

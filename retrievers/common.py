@@ -1,4 +1,5 @@
-"""Helpers shared by the retrievers: the text a chunk is indexed by, and top-n selection.
+"""Helpers shared by the retrievers: the text a chunk is indexed by (top-n selection is the contract's:
+:func:`~swe_explore.retrievers.base.top_hits`).
 
 Persistence is not here: retrievers hand their index over as a :class:`~retrievers.base.RetrieverState` and
 :mod:`indexes.files` reads and writes it.
@@ -8,12 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from swe_explore.chunking.types import Chunk
-from swe_explore.retrievers.base import Hit
 
-__all__ = ["DEFAULT_FIELDS", "FIELDS", "check_fields", "check_top_n", "document_text", "top_hits"]
+__all__ = ["DEFAULT_FIELDS", "FIELDS", "check_fields", "document_text"]
 
 #: Chunk fields that may make up a chunk's document text.
 FIELDS = ("path", "symbol", "text")
@@ -48,35 +46,3 @@ def document_text(chunk: Chunk, fields: Sequence[str] = DEFAULT_FIELDS) -> str:
     :return: the document text.
     """
     return "\n".join(v for v in (getattr(chunk, f) for f in fields) if v)
-
-
-def check_top_n(top_n: int) -> None:
-    """Validate the ``top_n`` argument of ``Retriever.search``.
-
-    :param top_n: requested number of hits.
-    :raises ValueError: if ``top_n`` is not an integer ``>= 1``.
-    """
-    if isinstance(top_n, bool) or not isinstance(top_n, (int, np.integer)) or top_n < 1:
-        raise ValueError(f"top_n must be an integer >= 1, got {top_n!r}")
-
-
-def top_hits(scores: np.ndarray, top_n: int) -> list[Hit]:
-    """The ``top_n`` best positive scores, best first, ties broken by lower index (the retriever contract).
-
-    Runs in ``O(n + m log m)`` for ``n`` scores and ``m`` kept candidates (``np.argpartition`` first). NaN and
-    scores ``<= 0`` are never returned.
-
-    :param scores: one score per chunk, shape ``(n_docs,)``.
-    :param top_n: maximum number of hits (``>= 1``).
-    :return: the hits.
-    :raises ValueError: if ``top_n < 1``.
-    """
-    check_top_n(top_n)
-    scores = np.asarray(scores)
-    idx = np.flatnonzero(scores > 0)
-    if idx.size > top_n:
-        vals = scores[idx]
-        kth = np.partition(vals, idx.size - top_n)[idx.size - top_n]  # the top_n-th largest value
-        idx = idx[vals >= kth]
-    order = np.lexsort((idx, -scores[idx]))[:top_n]
-    return [Hit(int(i), float(scores[i])) for i in idx[order]]

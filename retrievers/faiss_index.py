@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from swe_explore.retrievers.base import Hit, InvalidStateError, Retriever, RetrieverState
-from swe_explore.retrievers.common import DEFAULT_FIELDS, check_fields, check_top_n
+from swe_explore.retrievers.base import Hit, InvalidStateError, Retriever, RetrieverState, check_top_n
+from swe_explore.retrievers.common import DEFAULT_FIELDS, check_fields
 from swe_explore.retrievers.potion import Embedder, EmbeddingRetriever, check_vectors
 
 __all__ = ["INDEX_KINDS", "FaissRetriever", "build_faiss_index", "faiss_search"]

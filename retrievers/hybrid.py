@@ -37,8 +37,15 @@ from typing import Any
 import numpy as np
 
 from swe_explore.chunking.types import Chunk
-from swe_explore.retrievers.base import FeatureSpec, Hit, InvalidStateError, Retriever, RetrieverState
-from swe_explore.retrievers.common import check_top_n, top_hits
+from swe_explore.retrievers.base import (
+    FeatureSpec,
+    Hit,
+    InvalidStateError,
+    Retriever,
+    RetrieverState,
+    check_top_n,
+    top_hits,
+)
 from swe_explore.retrievers.features import build_retrievers
 
 __all__ = ["DEFAULT_PARTS", "HybridRetriever", "rrf_scores"]

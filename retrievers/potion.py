@@ -47,8 +47,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import numpy as np
 
 from swe_explore.chunking.types import Chunk
-from swe_explore.retrievers.base import FeatureSpec, Hit, InvalidStateError, Retriever, RetrieverState
-from swe_explore.retrievers.common import DEFAULT_FIELDS, check_fields, check_top_n, document_text, top_hits
+from swe_explore.retrievers.base import FeatureSpec, InvalidStateError, Retriever, RetrieverState
+from swe_explore.retrievers.common import DEFAULT_FIELDS, check_fields, document_text
 from swe_explore.retrievers.wordcache import WordCacheEncoder
 
 if TYPE_CHECKING:
@@ -60,14 +60,12 @@ __all__ = [
     "Embedder",
     "EmbeddingRetriever",
     "PotionRetriever",
-    "check_index_model",
     "check_vectors",
     "embed_chunks",
     "load_embedding_model",
     "model_fingerprint",
     "model_for_index",
     "resolve_model_spec",
-    "vectors_feature",
 ]
 
 #: Hub id of the default model.
@@ -117,15 +115,25 @@ def model_fingerprint(model: StaticModel) -> str:
     return h.hexdigest()
 
 
-def load_embedding_model(spec: str) -> tuple[StaticModel, str]:
-    """Load a model2vec model (cached per process) and its fingerprint.
+def _cache_key(spec: str) -> str:
+    """The key a model is cached under: the resolved path of a local directory (or of a path-looking spec), else
+    the hub id."""
+    path = Path(spec).expanduser()
+    return str(path.resolve()) if path.exists() or spec.startswith(("/", ".", "~")) else spec
+
+
+def load_embedding_model(spec: str | os.PathLike[str]) -> tuple[StaticModel, str]:
+    """Load a model2vec model (cached per process, per resolved path or hub id) and its fingerprint: the one
+    loader of every Potion model (the retriever's and the reference baseline's).
 
     :param spec: a local model directory or a hub id (see :func:`resolve_model_spec`).
     :return: ``(model, fingerprint)``.
     :raises FileNotFoundError: if ``spec`` looks like a path (starts with ``/``, ``.`` or ``~``) but does not exist.
     :raises ValueError: if the model cannot be loaded, e.g. a hub id while the hub is unreachable.
     """
-    cached = _MODEL_CACHE.get(spec)
+    spec = str(spec)
+    key = _cache_key(spec)
+    cached = _MODEL_CACHE.get(key)
     if cached is not None:
         return cached
     from model2vec import StaticModel
@@ -148,7 +156,7 @@ def load_embedding_model(spec: str) -> tuple[StaticModel, str]:
                 f"model2vec directory) or set {MODEL_ENV_VAR}"
             ) from exc
     result = (model, model_fingerprint(model))
-    _MODEL_CACHE[spec] = result
+    _MODEL_CACHE[key] = result
     return result
 
 
@@ -333,7 +341,7 @@ class EmbeddingRetriever(Retriever):
 
         :return: ``{"vectors": spec}``.
         """
-        return {"vectors": vectors_feature(self.embedder, self.fields)}
+        return {"vectors": _vectors_feature(self.embedder, self.fields)}
 
     def compute_feature(self, name: str, chunks: Sequence[Chunk]) -> np.ndarray:
         """Compute the ``vectors`` feature: :meth:`embed_chunks`.
@@ -366,7 +374,7 @@ class EmbeddingRetriever(Retriever):
         """
 
     def _model_facts(self) -> dict[str, Any]:
-        """Model facts recorded next to the config (what :func:`check_index_model` checks on load).
+        """Model facts recorded next to the config (what :func:`_check_index_model` checks on load).
 
         :return: ``{"dim": ..., "model_fingerprint": ...}``.
         """
@@ -375,7 +383,7 @@ class EmbeddingRetriever(Retriever):
     @classmethod
     def _from_config(cls: type[_E], config: Mapping[str, Any], extra: Mapping[str, Any], model: str | None) -> _E:
         """The model steps of ``from_state``: instantiate with the model (:func:`model_for_index`) and refuse a
-        model other than the recorded one (:func:`check_index_model`).
+        model other than the recorded one (:func:`_check_index_model`).
 
         :param config: the saved config.
         :param extra: the saved model facts (``dim``, ``model_fingerprint``).
@@ -391,7 +399,7 @@ class EmbeddingRetriever(Retriever):
             self = cls(**config)
         except (TypeError, ValueError) as exc:
             raise InvalidStateError(None, f"invalid config ({exc})") from None
-        check_index_model(self.embedder, config, extra)
+        _check_index_model(self.embedder, config, extra)
         return self
 
 
@@ -454,17 +462,6 @@ class PotionRetriever(EmbeddingRetriever):
         # 0.1 ms on 2 cores while the tokenizer's threads were still spinning (docs/retrievers.md).
         return np.einsum("ij,j->i", self._vectors, q)
 
-    def search(self, query: str, top_n: int = 100) -> list[Hit]:
-        """Rank chunks by cosine similarity.
-
-        :param query: raw issue text.
-        :param top_n: maximum number of hits (``>= 1``).
-        :return: at most ``top_n`` hits with score ``> 0``, best first, ties by chunk order.
-        :raises ValueError: if ``top_n < 1``.
-        """
-        check_top_n(top_n)
-        return top_hits(self.scores(query), top_n)
-
     def state(self) -> RetrieverState:
         """The index as ``vectors.npy`` (float32 ``(n_docs, dim)``), with the model's ``dim`` and fingerprint.
 
@@ -522,7 +519,7 @@ def embed_chunks(embedder: Embedder, chunks: Sequence[Chunk], fields: Sequence[s
     return embedder.encode([document_text(c, fields) for c in chunks], labels=[c.location for c in chunks])
 
 
-def vectors_feature(embedder: Embedder, fields: Sequence[str]) -> FeatureSpec:
+def _vectors_feature(embedder: Embedder, fields: Sequence[str]) -> FeatureSpec:
     """The shared ``vectors`` feature of an embedding retriever (see :mod:`retrievers.features`).
 
     The model enters by its weight fingerprint, not its spec, so the same model under two paths is one feature.
@@ -557,7 +554,7 @@ def model_for_index(config: Mapping[str, Any], model: str | None = None) -> str:
     The model is, in this order: ``model`` (the caller's explicit choice), else the spec recorded in the config;
     only if the recorded spec cannot be loaded here (a path that does not exist on this machine, an unreachable
     hub id) and ``$SWE_EXPLORE_POTION_MODEL`` names another model, that one. The chosen model is loaded (and
-    cached); the caller checks its fingerprint against the recorded one (:func:`check_index_model`).
+    cached); the caller checks its fingerprint against the recorded one (:func:`_check_index_model`).
 
     :param config: the saved config of a Potion or FAISS retriever.
     :param model: the model to use (hub id or local path), or ``None`` for the recorded one.
@@ -583,7 +580,7 @@ def model_for_index(config: Mapping[str, Any], model: str | None = None) -> str:
     return spec
 
 
-def check_index_model(embedder: Embedder, config: Mapping[str, Any], extra: Mapping[str, Any]) -> None:
+def _check_index_model(embedder: Embedder, config: Mapping[str, Any], extra: Mapping[str, Any]) -> None:
     """Refuse an index built with another model.
 
     :param embedder: the loaded embedder.

@@ -32,8 +32,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
 
-from swe_explore.retrievers.base import Hit, InvalidStateError, Retriever, RetrieverState
-from swe_explore.retrievers.common import DEFAULT_FIELDS, check_fields, check_top_n, top_hits
+from swe_explore.retrievers.base import InvalidStateError, Retriever, RetrieverState
+from swe_explore.retrievers.common import DEFAULT_FIELDS, check_fields
 from swe_explore.retrievers.features import TermCountsRetriever
 from swe_explore.retrievers.tokenize import CodeTokenizer
 
@@ -142,17 +142,6 @@ class TfidfRetriever(TermCountsRetriever):
         rows = np.concatenate([m.indices[a:b] for a, b in zip(starts, ends)])
         vals = np.concatenate([m.data[a:b] * w for a, b, w in zip(starts, ends, q.data)])
         return np.bincount(rows, weights=vals, minlength=self.n_docs)
-
-    def search(self, query: str, top_n: int = 100) -> list[Hit]:
-        """Rank chunks by TF-IDF cosine similarity.
-
-        :param query: raw issue text.
-        :param top_n: maximum number of hits (``>= 1``).
-        :return: at most ``top_n`` hits with score ``> 0``, best first, ties by chunk order.
-        :raises ValueError: if ``top_n < 1``.
-        """
-        check_top_n(top_n)
-        return top_hits(self.scores(query), top_n)
 
     def state(self) -> RetrieverState:
         """The index as ``vocab.json`` (terms in column order), ``idf.npy`` (float64) and ``matrix.npz`` (the

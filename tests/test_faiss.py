@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from swe_explore.chunking.types import Chunk
-from swe_explore.retrievers.base import Hit
-from swe_explore.retrievers.common import top_hits
+from swe_explore.retrievers.base import Hit, top_hits
 from swe_explore.retrievers.faiss_index import FaissRetriever, build_faiss_index, faiss_search
 from swe_explore.retrievers.potion import PotionRetriever
 

@@ -11,9 +11,8 @@ import pytest
 from sklearn.feature_extraction.text import CountVectorizer
 
 from swe_explore.chunking.types import Chunk
-from swe_explore.retrievers.base import FeatureSpec, Hit, Retriever, RetrieverState
+from swe_explore.retrievers.base import FeatureSpec, Hit, Retriever, RetrieverState, top_hits
 from swe_explore.retrievers.bm25 import BM25Retriever
-from swe_explore.retrievers.common import top_hits
 from swe_explore.retrievers.features import build_retrievers, counts_from_tokens
 from swe_explore.retrievers.potion import PotionRetriever
 from swe_explore.retrievers.registry import make_retriever
@@ -166,3 +165,45 @@ def test_contract_defaults_mean_a_plain_build(sample_chunks: list[Chunk]) -> Non
         plain.compute_feature("counts", sample_chunks)
     with pytest.raises(NotImplementedError, match="build it with build"):
         plain.build_from_features({})
+
+
+class _FixedScores(_LineCount):
+    """A retriever that implements only ``scores``: a hand-made score per chunk, whatever the query."""
+
+    name = "fixed_scores"
+
+    def __init__(self, scores: Sequence[float]) -> None:
+        super().__init__()
+        self._lines = np.asarray(scores, dtype=np.float64)
+
+    search = Retriever.search  # the base class's, derived from scores
+
+    def scores(self, query: str) -> np.ndarray:
+        return self._lines
+
+
+def test_base_search_ranks_scores_best_first_ties_by_chunk_order() -> None:
+    """search() from scores(): positive scores only, descending, equal scores in chunk order, cut at top_n."""
+    r = _FixedScores([0.5, 2.0, 0.0, 2.0, -1.0, 0.5, 3.0, 0.5])
+    assert r.search("q", 100) == [Hit(6, 3.0), Hit(1, 2.0), Hit(3, 2.0), Hit(0, 0.5), Hit(5, 0.5), Hit(7, 0.5)]
+    assert r.search("q", 4) == [Hit(6, 3.0), Hit(1, 2.0), Hit(3, 2.0), Hit(0, 0.5)]  # the cut falls inside a tie
+    assert r.search("q", 2) == [Hit(6, 3.0), Hit(1, 2.0)]
+    assert _FixedScores([0.0, -2.0]).search("q") == []
+    with pytest.raises(ValueError, match="top_n"):
+        r.search("q", 0)
+
+
+def test_base_scores_from_search_and_neither_implemented() -> None:
+    """scores() from search() (a retriever that implements search): 0 for chunks search does not return; a
+    retriever that implements neither says so instead of recursing."""
+    r = _LineCount()
+    r._lines = np.array([3.0, 0.0, 1.0])
+    assert r.scores("q").tolist() == [3.0, 0.0, 1.0]
+
+    class Neither(_LineCount):
+        search = Retriever.search
+
+    with pytest.raises(NotImplementedError, match="Neither implements neither"):
+        Neither().search("q")
+    with pytest.raises(NotImplementedError, match="Neither implements neither"):
+        Neither().scores("q")

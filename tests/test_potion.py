@@ -169,7 +169,7 @@ def test_env_var_replaces_a_recorded_model_that_is_missing(
     (tmp_path / "index").mkdir()
     save_retriever(r, tmp_path / "index")
     shutil.rmtree(copy)
-    monkeypatch.delitem(potion_module._MODEL_CACHE, str(copy))  # as in a new process
+    monkeypatch.delitem(potion_module._MODEL_CACHE, str(copy.resolve()))  # as in a new process
     with pytest.raises(FileNotFoundError, match="model-copy"):
         load_retriever(tmp_path / "index")
     monkeypatch.setenv(MODEL_ENV_VAR, str(tiny_model_dir))  # the same weights, elsewhere

@@ -39,9 +39,9 @@ from swe_explore.benchprep.release import (
     read_source,
     report_path,
     write_bench,
-    write_text_atomic,
 )
 from swe_explore.benchprep.snapshots import SnapshotTask
+from swe_explore.chunking.atomic import write_text_atomic
 from swe_explore.commands._args import die
 from swe_explore.commands.materialize import add_snapshot_arguments, run_materialize
 
