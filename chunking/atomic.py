@@ -25,6 +25,9 @@ _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | get
 def _create_temporary(directory: Path, name: str) -> tuple[int, Path]:
     """Create ``<directory>/.<name>.<16 random hex>.tmp`` exclusively, mode ``0o666`` minus the umask.
 
+    :param directory: where the temporary goes.
+    :param name: the target file's name.
+    :return: the open file descriptor and the temporary's path.
     :raises FileExistsError: if 100 random names were all taken.
     """
     for _ in range(100):
