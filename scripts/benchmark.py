@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_explore.chunking.walk import walk_snapshot
+from swe_explore.commands._errors import run_main
 
 ROOT = Path(__file__).resolve().parent.parent
 DEV_REPOS = ROOT / "repos" / "dev"
@@ -690,4 +691,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

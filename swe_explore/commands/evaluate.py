@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 from swe_explore.benchprep.release import record_language
-from swe_explore.commands._args import add_bench_arguments, die, load_bench_args
+from swe_explore.commands._args import add_bench_arguments, die, load_bench_args, refuse_overwriting_inputs
 from swe_explore.evaluation.line_counts import LINE_COUNT_MODES
 from swe_explore.evaluation.metrics import MAIN_METRICS, METRIC_NAMES
 from swe_explore.evaluation.report import evaluate_files, record_dataset
@@ -42,6 +42,11 @@ from swe_explore.evaluation.stats import CI_METHODS, DEFAULT_RESAMPLES, DEFAULT_
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 gaps with ``--strict``, 2 bad input)."""
     parser, args = _parse(argv)
+    refuse_overwriting_inputs(
+        parser,
+        [("--json", args.json), ("--per-instance-csv", args.per_instance_csv)],
+        [("PRED", p) for p in args.predictions] + [("--bench", args.bench), ("--issue-map", args.issue_map)],
+    )
     records = load_bench_args(parser, args, require_query=False)
     compare = {"n_resamples": args.resamples, "seed": args.seed, "ci_method": args.ci_method}
     try:

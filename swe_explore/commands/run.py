@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from swe_explore.commands._args import add_bench_arguments, die, load_bench_args
+from swe_explore.commands._args import add_bench_arguments, die, load_bench_args, refuse_overwriting_inputs
 from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
 from swe_explore.evaluation.metrics import MAIN_METRICS
 from swe_explore.evaluation.results import (
@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     default_name = config_key(explorer.name, explorer.explorer_config) + ".jsonl"
     out = args.out or Path("outputs/results") / args.bench.stem / default_name
+    refuse_overwriting_inputs(parser, [("--out", out)], [("--bench", args.bench), ("--issue-map", args.issue_map)])
     if out.is_file() and not args.overwrite:  # resume only a file of this bench: never mix benches in one file
         _refuse_foreign_rows(parser, out, args.bench)
     t0 = time.perf_counter()

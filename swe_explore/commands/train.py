@@ -28,7 +28,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from swe_explore.commands._args import die
+from swe_explore.commands._args import die, refuse_overwriting_inputs
 from swe_explore.commands.explorer_args import parse_option
 from swe_explore.evaluation.bench import load_bench
 from swe_explore.explore.ranker import LABEL_SCHEMES, MODELS_DIR
@@ -43,6 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    inputs = [("--bench", b) for b in args.bench] + [("--repos", args.repos)]
+    inputs += [("--exclude-bench", b) for b in args.exclude_bench] + [
+        ("--exclude-repos", b) for b in args.exclude_repos or []
+    ]
+    refuse_overwriting_inputs(parser, [("--model-dir", args.model_dir), ("--cache", args.cache)], inputs)
     variants = args.variant or [v for v in VARIANTS if v != "ranker-full" or args.potion_model]
     records = _records(parser, args)
     _check_repos(parser, args, records)
