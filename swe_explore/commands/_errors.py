@@ -67,6 +67,8 @@ def describe_os_error(exc: OSError) -> str:
     :param exc: the error (``errno`` and ``filename`` are used when set).
     :return: e.g. ``"cannot write out.jsonl: No space left on device (ENOSPC): the disk is full; ..."``.
     """
+    if not exc.errno:  # raised with a message of its own, e.g. FileNotFoundError("<path>: ...; pass --model PATH")
+        return str(exc)
     target = f" {exc.filename}" if exc.filename else ""
     code = errno.errorcode.get(exc.errno, "") if exc.errno else ""
     reason = exc.strerror or str(exc) or type(exc).__name__
@@ -80,10 +82,11 @@ def error_message(exc: BaseException) -> tuple[str, int]:
     :param exc: the error raised by a command.
     :return: ``(message, exit status)``.
     """
+    from swe_explore.evaluation.runner import RunAbortedError
     from swe_explore.indexes.files import CorruptIndexError
     from swe_explore.indexes.store import ReadOnlyStoreError
 
-    if isinstance(exc, (CorruptIndexError, ReadOnlyStoreError)):
+    if isinstance(exc, (CorruptIndexError, ReadOnlyStoreError, RunAbortedError)):
         return str(exc), EXIT_FAILURE
     if isinstance(exc, OSError):
         return describe_os_error(exc), EXIT_FAILURE
