@@ -118,7 +118,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--per-repo", action="store_true", help="also print one table per repository")
     parser.add_argument("--metrics", choices=["all", "main"], default="all", help="all 17 metrics or the main 9")
-    parser.add_argument("--format", choices=["markdown", "plain"], default="markdown")
+    parser.add_argument(
+        "--format", choices=["markdown", "plain"], default="markdown", help="table style (default: %(default)s)"
+    )
     parser.add_argument(
         "--line-counts",
         choices=LINE_COUNT_MODES,

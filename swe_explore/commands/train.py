@@ -107,10 +107,18 @@ def _parser() -> argparse.ArgumentParser:
         help="evaluation benches whose repositories are never trained on",
     )
     parser.add_argument("--potion-model", default=None, help="Potion model (needed by ranker-full)")
-    parser.add_argument("--variant", action="append", choices=list(VARIANTS), default=None)
-    parser.add_argument("--model-dir", type=Path, default=MODELS_DIR)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rounds", type=int, default=400)
+    parser.add_argument(
+        "--variant",
+        action="append",
+        choices=list(VARIANTS),
+        default=None,
+        help="ranker variant to train (repeatable; default: every variant, ranker-full only with --potion-model)",
+    )
+    parser.add_argument(
+        "--model-dir", type=Path, default=MODELS_DIR, help="where the models and model cards go (default: %(default)s)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="LightGBM seed (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=400, help="boosting rounds (default: %(default)s)")
     parser.add_argument("--labels", choices=LABEL_SCHEMES, default="file", help="relevance label scheme")
     parser.add_argument(
         "--params",
@@ -121,7 +129,7 @@ def _parser() -> argparse.ArgumentParser:
         help="LightGBM parameter override (repeatable)",
     )
     parser.add_argument("--limit", type=int, default=None, help="only the first N records (smoke runs)")
-    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
 
