@@ -143,6 +143,8 @@ def test_case2_evaluate_refuses_to_write_over_its_predictions(
 ) -> None:
     """--json PRED (and --per-instance-csv via a symlink to PRED) is an error, exit 2; PRED is untouched."""
     before = predictions.read_bytes()
+    predictions = tmp_path / "preds.jsonl"  # a copy: the shared file stays intact even where the check fails
+    predictions.write_bytes(before)
     link = tmp_path / "link.jsonl"
     link.symlink_to(predictions)
     target = predictions if flag == "--json" else link

@@ -92,9 +92,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--mirrors and --repos go together")
     if args.clone_missing and args.mirrors is None:
         parser.error("--clone-missing needs --mirrors and --repos")
-    sources = [("--source", Path(spec)) for spec in args.source if Path(spec).exists()]
+    source_files = [("--source", Path(spec)) for spec in args.source if Path(spec).exists()]
     outputs = [("--out", args.out), ("report", report_path(args.out))]
-    refuse_overwriting_inputs(parser, outputs, [("release", args.release), *sources])
+    refuse_overwriting_inputs(parser, outputs, [("release", args.release), *source_files])
     try:
         release = read_release(args.release)
         sources = [read_source(spec) for spec in args.source]
