@@ -145,7 +145,9 @@ def parse_record(data: Any, where: str = "<record>", require_query: bool = True)
     if not isinstance(data, Mapping):
         raise ValueError(f"{where}: expected a JSON object, got {type(data).__name__}")
     instance_id = data.get("instance_id")
-    if not isinstance(instance_id, str) or not instance_id:
+    if instance_id is not None and not isinstance(instance_id, str):
+        raise ValueError(f"{where}: instance_id must be a string, got {type(instance_id).__name__}")
+    if not instance_id:
         raise ValueError(f"{where}: missing or empty 'instance_id'")
     where = f"{where} ({instance_id})"
     _check_ground_truth(data.get("ground_truth"), where)
@@ -281,6 +283,8 @@ def load_bench(
         file and line number.
     """
     path = Path(path)
+    if path.is_dir():
+        raise FileNotFoundError(f"bench file {path} is a directory; give the bench JSONL file")
     if not path.is_file():
         raise FileNotFoundError(f"bench file {path} does not exist")
     if limit is not None and limit < 0:
@@ -321,6 +325,8 @@ def load_issue_map(path: str | Path) -> dict[str, str]:
     :raises ValueError: if it is not a JSON object of strings (the message names the file and the bad key).
     """
     path = Path(path)
+    if path.is_dir():
+        raise FileNotFoundError(f"issue map {path} is a directory; give the JSON file")
     if not path.is_file():
         raise FileNotFoundError(f"issue map {path} does not exist")
     try:
@@ -452,7 +458,8 @@ def snapshot_commit(snapshot: str | Path) -> str | None:
 def check_snapshot(record: BenchRecord, snapshot: Path) -> str | None:
     """The snapshot's commit, after checking it is the record's ``base_commit`` (when both are known).
 
-    A commit given as a prefix (``base_commit`` shorter than 40 hex digits) matches the full hash it starts.
+    A commit given as a prefix (``base_commit`` shorter than 40 hex digits) matches the full hash it starts;
+    hex digits compare case-insensitively (``ABC123`` is ``abc123``).
 
     :param record: the bench record.
     :param snapshot: its snapshot directory.
@@ -461,7 +468,7 @@ def check_snapshot(record: BenchRecord, snapshot: Path) -> str | None:
     """
     commit = snapshot_commit(snapshot)
     if commit and record.base_commit:
-        short, full = sorted((commit, record.base_commit), key=len)
+        short, full = sorted((commit.lower(), record.base_commit.lower()), key=len)
         if not full.startswith(short):
             raise SnapshotCommitError(record, snapshot, commit)
     return commit

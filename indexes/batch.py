@@ -86,7 +86,7 @@ def index_one(snapshot: str, store: str, job: IndexJob) -> dict[str, Any]:
     :param snapshot: snapshot directory.
     :param store: index store root.
     :param job: what to build.
-    :return: ``{"snapshot", "status": "built"|"up-to-date"|"error", "built", "reused", "counts", "seconds",
+    :return: ``{"snapshot", "status": "built"|"up-to-date"|"error", "built", "reused", "counts", "skipped", "seconds",
         "cache", "error", "worker", "peak_rss_mb"}``: ``seconds`` holds the build steps, ``total`` (wall) and
         ``cpu`` (this process's CPU seconds); ``cache`` the content-addressed cache's lookups per kind (with
         ``job.reuse``, see :class:`~indexes.build.BuildReport`); ``worker`` is ``"<host>:<pid>"`` of the process
@@ -124,6 +124,7 @@ def index_one(snapshot: str, store: str, job: IndexJob) -> dict[str, Any]:
         "built": report.built,
         "reused": report.reused,
         "counts": report.counts,
+        "skipped": report.skipped,
         "seconds": {
             **{k: round(v, 4) for k, v in report.seconds.items()},
             "total": round(time.perf_counter() - t0, 4),

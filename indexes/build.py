@@ -101,6 +101,8 @@ class BuildReport:
         as a dict: ``hits``, ``misses``, ``corrupt``, ``write_errors``, ``corrupt_indexes``), counted in files for
         ``chunks`` and in chunks for ``term_counts`` and ``vectors``; empty without reuse or when nothing needed
         building.
+    :param skipped: files the walk skipped, by reason (``too_large``, ``binary``, ...; the index manifest's walk
+        statistics).
     """
 
     snapshot: str
@@ -110,6 +112,7 @@ class BuildReport:
     counts: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     cache: dict[str, dict[str, int]] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -327,6 +330,7 @@ def ensure_index(
                 remove_abandoned_temporaries(cdir)
                 table, manifest, fresh = _load_or_build_table(run, chunker)
                 run.report.counts = dict(manifest["counts"])
+                run.report.skipped = _walk_skipped(manifest)
                 plain, composite = _plan_retrievers(cdir, retrievers)
                 _build_missing(run, plain, table, fresh)
                 _link_composites(run, composite, table)
@@ -394,7 +398,13 @@ def _first_not_current(run: _Run, chunker: Chunker, retrievers: Sequence[Retriev
         return needed
     run.report.reused = ["chunks", *(r.name for r in plain.values()), *(r.name for r in composite.values())]
     run.report.counts = dict(manifest["counts"])
+    run.report.skipped = _walk_skipped(manifest)
     return None
+
+
+def _walk_skipped(manifest: dict[str, Any]) -> dict[str, int]:
+    """The walk's skipped files by reason, from a chunk table manifest (``{}`` if it has no statistics)."""
+    return dict(manifest.get("stats", {}).get("walk", {}).get("skipped", {}))
 
 
 @dataclass

@@ -155,16 +155,21 @@ class IndexRun:
         return "\n".join(lines)
 
     def problems(self) -> list[str]:
-        """The lines printed to stderr: each failed snapshot, and each with no indexable file."""
+        """The lines printed to stderr: each failed snapshot, each with no indexable file, and each with files
+        skipped as too large."""
         out = []
         for r in self.run["snapshots"]:
             if r["status"] == "error":
                 out.append(f"  FAILED {r['snapshot']}: {r['error']}")
-            elif r.get("counts", {}).get("chunks") == 0:
+                continue
+            if r.get("counts", {}).get("chunks") == 0:
                 out.append(
                     f"  warning: {r['snapshot']} has no indexable file (0 chunks); see the walk statistics in its "
                     "manifest"
                 )
+            too_large = r.get("skipped", {}).get("too_large", 0)
+            if too_large:
+                out.append(f"  note: {r['snapshot']}: {too_large} file(s) skipped as too large (not indexed)")
         return out
 
 

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from swe_explore.commands._errors import run_main
 from swe_explore.evaluation.bench import find_snapshot, load_bench
 from swe_explore.evaluation.metrics import MAIN_METRICS, METRIC_NAMES
 from swe_explore.evaluation.results import Coverage, evaluate_rows, read_rows
@@ -171,4 +172,4 @@ def _latency(explorer: Any, records: list[Any], repos: Path) -> tuple[float, flo
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

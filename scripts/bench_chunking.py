@@ -54,6 +54,7 @@ from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.walk import walk_snapshot
 from swe_explore.chunking.window import Chunker, WindowChunker
 from swe_explore.commands._args import add_chunker_arguments, chunker_from_args
+from swe_explore.commands._errors import run_main
 from swe_explore.explore import reference
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -448,4 +449,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -42,6 +42,7 @@ from swe_explore.chunking.languages import get_parser, get_spec
 from swe_explore.chunking.registry import chunk_files, make_chunker
 from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.walk import walk_snapshot
+from swe_explore.commands._errors import run_main
 from swe_explore.indexes.graph import SymbolGraph
 from swe_explore.indexes.graph_build import build_graph
 from swe_explore.indexes.graph_expand import expand
@@ -215,4 +216,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

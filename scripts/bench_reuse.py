@@ -38,6 +38,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from swe_explore.commands._errors import run_main
+
 ROOT = Path(__file__).resolve().parents[1]
 INDEX_SCRIPT = ROOT / "scripts" / "index_repos.py"
 
@@ -179,4 +181,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

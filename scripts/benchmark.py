@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_explore.chunking.walk import walk_snapshot
+from swe_explore.commands._errors import run_main
 
 ROOT = Path(__file__).resolve().parent.parent
 DEV_REPOS = ROOT / "repos" / "dev"
@@ -501,7 +502,7 @@ def render(
         "",
         "Build alone: chunking + that retriever only, in a fresh store (what a run asking for one retriever pays; "
         "a hybrid builds its two parts), s per 100K lines. Explore step: search + ranking priors "
-        "(`retrievers/priors.py`) + line-budget packer, after loading. `explore()` call: a whole "
+        "(`explore/priors.py`) + line-budget packer, after loading. `explore()` call: a whole "
         "`IndexedExplorer.explore` on one explorer: the first call checks that the index is current and loads it, "
         "later calls on the same snapshot reuse the loaded index (median over the queries). "
         "Load s: `open_index` (chunk table, checksums, the retriever; for the embedding ones the model too). "
@@ -690,4 +691,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

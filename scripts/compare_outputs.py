@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from swe_explore.commands._errors import run_main
+
 VOLATILE = {"created_at", "seconds", "toolkit_version"}
 SNAPSHOT_VOLATILE = {"path", "stat_signature"}
 SKIPPED_DIRS = {"_reports", "_cache"}
@@ -95,4 +97,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -6,7 +6,8 @@ Thin wrapper: the command lives in :mod:`swe_explore.commands.evaluate` (also ``
 
 import sys
 
+from swe_explore.commands._errors import run_main
 from swe_explore.commands.evaluate import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

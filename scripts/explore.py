@@ -6,7 +6,8 @@ Thin wrapper: the command lives in :mod:`swe_explore.commands.explore` (also ``s
 
 import sys
 
+from swe_explore.commands._errors import run_main
 from swe_explore.commands.explore import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

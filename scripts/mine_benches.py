@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from swe_explore.commands import mine as mine_command
+from swe_explore.commands._errors import run_main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -101,4 +102,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -5,7 +5,8 @@ Thin wrapper: the command lives in :mod:`swe_explore.commands.mine` (also ``swe-
 
 import sys
 
+from swe_explore.commands._errors import run_main
 from swe_explore.commands.mine import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -37,6 +37,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from swe_explore.commands._errors import run_main
+
 try:
     from swe_explore.chunking.lines import count_lines
     from swe_explore.evaluation.bench import find_snapshot, load_bench
@@ -277,4 +279,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

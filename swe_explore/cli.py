@@ -15,13 +15,17 @@ subcommand       script                           what it does
 ``train``        ``scripts/train_ranker.py``      train the learned ranker on labelled benches
 ===============  ===============================  ==================================================================
 
-``swe-explore SUBCOMMAND --help`` prints the subcommand's options.
+``swe-explore SUBCOMMAND --help`` prints the subcommand's options; ``--version`` prints the version and
+``--debug`` (any command) shows tracebacks instead of one-line errors (exit statuses:
+:mod:`swe_explore.commands._errors`).
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+
+from swe_explore.commands._errors import run_main
 
 #: Subcommand -> (module under :mod:`swe_explore.commands`, one-line summary).
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -42,16 +46,25 @@ def usage() -> str:
     """The top-level help text listing the subcommands."""
     lines = ["usage: swe-explore SUBCOMMAND [options]   (swe-explore SUBCOMMAND --help for its options)", ""]
     lines += [f"  {name:<12} {summary}" for name, (_, summary) in SUBCOMMANDS.items()]
+    lines += [
+        "",
+        "options of every command: --version (print the version), --debug (tracebacks, also SWE_EXPLORE_DEBUG=1)",
+    ]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Dispatch to a subcommand's ``main``.
+    """Dispatch to a subcommand's ``main`` under the error policy of :func:`~swe_explore.commands._errors.run_main`.
 
     :param argv: arguments without the program name (default ``sys.argv[1:]``).
     :return: the subcommand's exit status; 2 for a missing or unknown subcommand, 0 for ``--help``.
     """
-    args = sys.argv[1:] if argv is None else list(argv)
+    sys.argv[0] = "swe-explore"
+    return run_main(_dispatch, argv)
+
+
+def _dispatch(args: list[str]) -> int:
+    """Run the subcommand named by ``args[0]``."""
     if not args or args[0] in ("-h", "--help"):
         print(usage())
         return 0 if args else 2

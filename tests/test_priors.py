@@ -1,4 +1,4 @@
-"""Tests for the ranking priors (retrievers/priors.py)."""
+"""Tests for the ranking priors (explore/priors.py)."""
 
 from __future__ import annotations
 

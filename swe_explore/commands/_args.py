@@ -8,7 +8,9 @@ options (``--retriever``, ``--k``, ``--budget``, ...) are in :mod:`swe_explore.c
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -136,3 +138,38 @@ def chunker_from_args(args: argparse.Namespace) -> Chunker:
             if value is not None:
                 options[option] = value
     return make_chunker(args.chunker, **options)
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: equal once resolved (symlinks followed), or one file on disk (hard links).
+
+    :param a: a path.
+    :param b: another path.
+    :return: ``True`` if writing ``a`` would change ``b``.
+    """
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist yet
+        return False
+
+
+def refuse_overwriting_inputs(
+    parser: argparse.ArgumentParser,
+    outputs: Iterable[tuple[str, Path | None]],
+    inputs: Iterable[tuple[str, Path | None]],
+) -> None:
+    """Stop (exit status 2) when an output file of the command is one of its input files.
+
+    :param parser: the command's parser (for its name).
+    :param outputs: ``(flag, path)`` of each file the command writes (``None``: not given).
+    :param inputs: ``(flag, path)`` of each file it reads.
+    """
+    given_inputs = [(flag, path) for flag, path in inputs if path is not None]
+    for out_flag, out in outputs:
+        if out is None:
+            continue
+        for in_flag, path in given_inputs:
+            if same_file(out, path):
+                die(parser, f"{out_flag} {out} is the input {in_flag} {path}; it would be overwritten: write elsewhere")

@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 from swe_explore.benchprep.release import record_language
-from swe_explore.commands._args import add_bench_arguments, die, load_bench_args
+from swe_explore.commands._args import add_bench_arguments, die, load_bench_args, refuse_overwriting_inputs
 from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
 from swe_explore.evaluation.compare import DEFAULT_BASELINE, Cell, baseline_cell, run_grid
 from swe_explore.evaluation.runner import ConcurrentRunError, ConfigMismatchError
@@ -51,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("compare_chunkers.py takes --chunkers (a list), not --chunker")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     out = args.out or Path("outputs/compare") / args.bench.stem
+    inputs = [("--bench", args.bench), ("--issue-map", args.issue_map), ("--repos", args.repos)]
+    refuse_overwriting_inputs(parser, [("--out", out)], inputs)
     records = load_bench_args(parser, args, limit=args.limit)
 
     cells = _cells(parser, args)

@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 
 from swe_explore.benchprep.release import record_language
-from swe_explore.commands._args import add_bench_arguments, die, load_bench_args
+from swe_explore.commands._args import add_bench_arguments, die, load_bench_args, refuse_overwriting_inputs
 from swe_explore.evaluation.line_counts import LINE_COUNT_MODES
 from swe_explore.evaluation.metrics import MAIN_METRICS, METRIC_NAMES
 from swe_explore.evaluation.region_checks import PAST_EOF_MARGIN
@@ -49,6 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 nothing scored or gaps with ``--strict``, 2 bad
     input)."""
     parser, args = _parse(argv)
+    refuse_overwriting_inputs(
+        parser,
+        [("--json", args.json), ("--per-instance-csv", args.per_instance_csv)],
+        [("PRED", p) for p in args.predictions] + [("--bench", args.bench), ("--issue-map", args.issue_map)],
+    )
     records = load_bench_args(parser, args, require_query=False)
     compare = {"n_resamples": args.resamples, "seed": args.seed, "ci_method": args.ci_method}
     try:
@@ -133,7 +138,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--per-repo", action="store_true", help="also print one table per repository")
     parser.add_argument("--metrics", choices=["all", "main"], default="all", help="all 17 metrics or the main 9")
-    parser.add_argument("--format", choices=["markdown", "plain"], default="markdown")
+    parser.add_argument(
+        "--format", choices=["markdown", "plain"], default="markdown", help="table style (default: %(default)s)"
+    )
     parser.add_argument(
         "--line-counts",
         choices=LINE_COUNT_MODES,

@@ -9,7 +9,8 @@ Usage::
 ``PATH`` is any folder (a repository checkout, a snapshot); it is indexed on first use and the index is kept
 in the store (default ``$SWE_EXPLORE_STORE``, else the user cache directory; never the working directory
 unless ``--store`` says so), so the next query on an unchanged folder only loads it. No bench record is
-needed. ``--format json`` prints ``{"path", "k", "budget", "explorer", "regions": [{"path", "start", "end",
+needed. A folder without any source file, and files skipped as too large, are reported on standard error
+(``note: ...``). ``--format json`` prints ``{"path", "k", "budget", "explorer", "regions": [{"path", "start", "end",
 "lines"}]}``.
 """
 
@@ -23,6 +24,7 @@ from typing import Any
 
 from swe_explore.chunking.lines import read_lines
 from swe_explore.chunking.types import Region
+from swe_explore.chunking.walk import WalkConfig, WalkStats, walk_snapshot
 from swe_explore.commands._args import die
 from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
 from swe_explore.indexes.store import ReadOnlyStoreError
@@ -41,6 +43,28 @@ def region_preview(root: Path, region: Region, n_lines: int) -> list[str]:
         return []
     lines = read_lines(path)
     return lines[region.start - 1 : min(region.end, region.start - 1 + n_lines)]
+
+
+def walk_notes(root: Path, stats: WalkStats) -> list[str]:
+    """What to tell the user about a folder's walk: no source file at all, files skipped as too large.
+
+    :param root: the explored folder.
+    :param stats: its walk statistics.
+    :return: the notes, one line each (none for a folder of indexed files with nothing too large).
+    """
+    notes = []
+    if stats.files_indexed == 0:
+        reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(stats.skipped.items()))
+        notes.append(
+            f"no source files indexed in {root} ({stats.files_seen} file(s) seen"
+            + (f"; skipped: {reasons}" if reasons else "")
+            + "); see docs/chunking.md for the languages indexed"
+        )
+    too_large = stats.skipped.get("too_large", 0)
+    if too_large:
+        examples = ", ".join(stats.examples.get("too_large", []))
+        notes.append(f"{too_large} file(s) skipped as too large, not indexed: {examples}")
+    return notes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         regions = explorer.explore(args.path, issue)
     except ReadOnlyStoreError as exc:
         die(parser, str(exc))
+    walk = getattr(explorer, "walk", None)
+    for note in walk_notes(args.path, walk_snapshot(args.path, walk if isinstance(walk, WalkConfig) else None)[1]):
+        print(f"note: {note}", file=sys.stderr)
     previews = [region_preview(args.path, r, args.lines) for r in regions]
     if args.format == "json":
         payload: dict[str, Any] = {
@@ -89,7 +116,12 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("path", type=Path, help="the folder to explore (a repository tree)")
     parser.add_argument("issue", help="the issue text, or - to read it from standard input")
-    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument(
+        "--format",
+        choices=["text", "json"],
+        default="text",
+        help="text: ranked regions with their first lines; json: one object (default: %(default)s)",
+    )
     parser.add_argument("--lines", type=int, default=3, help="first lines shown per region (default %(default)s)")
     add_explorer_arguments(parser)
     return parser

@@ -170,7 +170,7 @@ def _add_packing_arguments(parser: argparse.ArgumentParser) -> None:
             "--" + name.replace("_", "-"),
             type=float,
             default=None,
-            help=f"ranking prior (default {default}; see retrievers/priors.py)",
+            help=f"ranking prior (default {default}; see explore/priors.py)",
         )
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from filelock import Timeout
 
 from swe_explore.benchprep.snapshots import MaterializeReport, SnapshotTask, materialize
-from swe_explore.commands._args import die
+from swe_explore.commands._args import die, refuse_overwriting_inputs
 
 
 def add_snapshot_arguments(parser: argparse.ArgumentParser, required: bool) -> None:
@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     add_snapshot_arguments(parser, required=True)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    refuse_overwriting_inputs(parser, [("--repos", args.repos)], [("bench", args.bench), ("--mirrors", args.mirrors)])
     try:
         records = load_bench(args.bench, skip_empty_core=False, require_query=False)
     except (ValueError, FileNotFoundError) as exc:

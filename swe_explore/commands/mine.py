@@ -29,7 +29,7 @@ from tqdm import tqdm
 from swe_explore.benchprep.git import GitError
 from swe_explore.benchprep.mine import MineConfig, MineReport, mine, write_outputs
 from swe_explore.benchprep.mine_rules import OPTIONAL_RULES, REJECTION_REASONS
-from swe_explore.commands._args import die
+from swe_explore.commands._args import die, refuse_overwriting_inputs
 
 
 def _summary(report: MineReport, out: Path, report_file: Path) -> str:
@@ -77,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     if not args.mirror.is_dir():
         die(parser, f"--mirror {args.mirror} is not a directory")
+    report_path = args.out.with_name(args.out.name + ".report.json")
+    refuse_overwriting_inputs(parser, [("--out", args.out), ("report", report_path)], [("--mirror", args.mirror)])
     if args.out.is_dir():
         die(parser, f"--out {args.out} is a directory")
     with tqdm(total=config.max_records, desc="mined", unit="record", disable=args.quiet, file=sys.stderr) as bar:

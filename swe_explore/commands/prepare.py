@@ -42,7 +42,7 @@ from swe_explore.benchprep.release import (
 )
 from swe_explore.benchprep.snapshots import SnapshotTask
 from swe_explore.chunking.atomic import write_text_atomic
-from swe_explore.commands._args import die
+from swe_explore.commands._args import die, refuse_overwriting_inputs
 from swe_explore.commands.materialize import add_snapshot_arguments, run_materialize
 
 MAX_LISTED = 50
@@ -92,8 +92,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--mirrors and --repos go together")
     if args.clone_missing and args.mirrors is None:
         parser.error("--clone-missing needs --mirrors and --repos")
-    if args.out.resolve() == args.release.resolve():
-        parser.error("--out must not be the release file")
+    source_files = [("--source", Path(spec)) for spec in args.source if Path(spec).exists()]
+    outputs = [("--out", args.out), ("report", report_path(args.out))]
+    refuse_overwriting_inputs(parser, outputs, [("release", args.release), *source_files])
     try:
         release = read_release(args.release)
         sources = [read_source(spec) for spec in args.source]

@@ -8,9 +8,11 @@ Usage::
 With no arguments it runs BM25 over function chunks on the mini bench that ships with the project
 (``swe_explore/data/mini``), offline, in seconds. ``--repos DIR`` holds one snapshot per ``instance_id``. Missing
 indexes are built on the way (and saved in ``--store``); rows already in ``--out`` for the same explorer config
-are kept, so a killed run resumes where it stopped. ``--retriever reference_bm25|reference_tfidf|
-reference_potion`` re-runs the reference baselines (80/20 windows, 3000-chunk cap, raw top-K) for comparison.
-Prints the mean metrics at the end.
+are kept, so a killed run resumes where it stopped (a row whose issue text or snapshot changed is run again).
+``--retriever reference_bm25|reference_tfidf|reference_potion`` re-runs the reference baselines (80/20 windows,
+3000-chunk cap, raw top-K) for comparison.
+Prints the mean of the 17 metrics at the end (the table ``evaluate.py`` prints). An operational error (a corrupt
+index, a read-only store, a full disk) stops the run with exit status 1 unless ``--keep-going``.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ import sys
 import time
 from pathlib import Path
 
-from swe_explore.commands._args import add_bench_arguments, die, load_bench_args
+from swe_explore.commands._args import add_bench_arguments, die, load_bench_args, refuse_overwriting_inputs
 from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
-from swe_explore.evaluation.metrics import MAIN_METRICS
+from swe_explore.evaluation.metrics import METRIC_NAMES
 from swe_explore.evaluation.results import (
     Coverage,
     evaluate_rows,
@@ -32,7 +34,7 @@ from swe_explore.evaluation.results import (
     read_rows,
     summarize,
 )
-from swe_explore.evaluation.runner import ConcurrentRunError, ConfigMismatchError, run_explorer
+from swe_explore.evaluation.runner import ConcurrentRunError, ConfigMismatchError, RunAbortedError, run_explorer
 from swe_explore.indexes.store import config_key
 
 
@@ -48,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     default_name = config_key(explorer.name, explorer.explorer_config) + ".jsonl"
     out = args.out or Path("outputs/results") / args.bench.stem / default_name
+    refuse_overwriting_inputs(parser, [("--out", out)], [("--bench", args.bench), ("--issue-map", args.issue_map)])
     if out.is_file() and not args.overwrite:  # resume only a file of this bench: never mix benches in one file
         _refuse_foreign_rows(parser, out, args.bench)
     t0 = time.perf_counter()
@@ -60,7 +63,11 @@ def main(argv: list[str] | None = None) -> int:
             args.overwrite,
             progress=not args.quiet,
             shared_snapshots=args.shared_snapshots,
+            keep_going=args.keep_going,
         )
+    except RunAbortedError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 1
     except (ConfigMismatchError, ConcurrentRunError, IsADirectoryError, ValueError) as exc:
         die(parser, str(exc))
     if len(report.missing) == len(records):
@@ -80,13 +87,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     summary = summarize(scored, records)
     retried = f", {report.retried} retried" if report.retried else ""
+    retried += "".join(f", {n} re-run: {reason}" for reason, n in report.rerun.items())
     print(
         f"{explorer.name}: {summary['cases']} instances scored ({report.written} new, {report.resumed} resumed"
         f"{retried}), "
         f"{report.failed} failed, {len(report.missing)} without snapshot, {time.perf_counter() - t0:.1f} s; "
         f"rows in {out}"
     )
-    print(format_table({explorer.name: summary["metrics"]}, metrics=MAIN_METRICS))
+    print(format_table({explorer.name: summary["metrics"]}, metrics=METRIC_NAMES))
     for problem in coverage.problems():
         print(f"warning: {problem}", file=sys.stderr)
     return 1 if report.failed else 0
@@ -119,6 +127,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
     parser.add_argument("--overwrite", action="store_true", help="start --out afresh instead of resuming")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="record an operational error (corrupt index, read-only store, full disk) as an ERROR row and go on "
+        "(default: stop the run, exit status 1)",
+    )
     add_explorer_arguments(parser)
     return parser
 

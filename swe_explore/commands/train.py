@@ -28,7 +28,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from swe_explore.commands._args import die
+from swe_explore.commands._args import die, refuse_overwriting_inputs
 from swe_explore.commands.explorer_args import parse_option
 from swe_explore.evaluation.bench import load_bench
 from swe_explore.explore.ranker import LABEL_SCHEMES, MODELS_DIR
@@ -43,6 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    inputs = [("--bench", b) for b in args.bench] + [("--repos", args.repos)]
+    inputs += [("--exclude-bench", b) for b in args.exclude_bench] + [
+        ("--exclude-repos", b) for b in args.exclude_repos or []
+    ]
+    refuse_overwriting_inputs(parser, [("--model-dir", args.model_dir), ("--cache", args.cache)], inputs)
     variants = args.variant or [v for v in VARIANTS if v != "ranker-full" or args.potion_model]
     records = _records(parser, args)
     _check_repos(parser, args, records)
@@ -102,10 +107,18 @@ def _parser() -> argparse.ArgumentParser:
         help="evaluation benches whose repositories are never trained on",
     )
     parser.add_argument("--potion-model", default=None, help="Potion model (needed by ranker-full)")
-    parser.add_argument("--variant", action="append", choices=list(VARIANTS), default=None)
-    parser.add_argument("--model-dir", type=Path, default=MODELS_DIR)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rounds", type=int, default=400)
+    parser.add_argument(
+        "--variant",
+        action="append",
+        choices=list(VARIANTS),
+        default=None,
+        help="ranker variant to train (repeatable; default: every variant, ranker-full only with --potion-model)",
+    )
+    parser.add_argument(
+        "--model-dir", type=Path, default=MODELS_DIR, help="where the models and model cards go (default: %(default)s)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="LightGBM seed (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=400, help="boosting rounds (default: %(default)s)")
     parser.add_argument("--labels", choices=LABEL_SCHEMES, default="file", help="relevance label scheme")
     parser.add_argument(
         "--params",
@@ -116,7 +129,7 @@ def _parser() -> argparse.ArgumentParser:
         help="LightGBM parameter override (repeatable)",
     )
     parser.add_argument("--limit", type=int, default=None, help="only the first N records (smoke runs)")
-    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
 
