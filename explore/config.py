@@ -109,7 +109,8 @@ def check_explorer_options(name: str, given: Iterable[str] | Mapping[str, str]) 
         )
     learned_only = [labels[o] for o in ("ranker_model", "files_first") if o in labels]
     if learned_only:
-        raise ValueError(f"{', '.join(learned_only)} apply to the {LEARNED} explorer only, not {name}")
+        verb = "applies" if len(learned_only) == 1 else "apply"
+        raise ValueError(f"{', '.join(learned_only)} {verb} to the {LEARNED} explorer only, not {name}")
     raise ValueError(f"{name} takes no embedding model ({text}); only {', '.join(EMBEDDING_RETRIEVERS)} do")
 
 

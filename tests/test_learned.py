@@ -226,7 +226,7 @@ def test_learned_refuses_options_it_does_not_use(tmp_path: Path, capsys: pytest.
         assert "learned ranks with its trained model" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["--retriever", "bm25", "--files-first", "2", "--store", str(tmp_path / "s")])
-    assert "--files-first apply to the learned explorer only, not bm25" in capsys.readouterr().err
+    assert "--files-first applies to the learned explorer only, not bm25" in capsys.readouterr().err
 
 
 def test_packer_defaults_depend_on_the_ranker(tmp_path: Path) -> None:
