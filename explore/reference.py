@@ -327,7 +327,8 @@ class ReferenceTFIDF(ReferenceExplorer):
 def _l2_normalise(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return vectors / norms
+    normalised: np.ndarray = vectors / norms
+    return normalised
 
 
 class ReferencePotion(ReferenceExplorer):

@@ -82,7 +82,8 @@ class Group:
         :return: bool ``(n,)``.
         """
         allowed = FROM_RETRIEVERS | (FROM_MENTIONS if config.mentions else 0) | (FROM_GRAPH if config.graph else 0)
-        return (self.sources & allowed) != 0
+        mask: np.ndarray = (self.sources & allowed) != 0
+        return mask
 
     def select(self, names: Sequence[str]) -> np.ndarray:
         """The columns of some features, in the given order.

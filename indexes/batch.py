@@ -202,10 +202,14 @@ def _dask_client(scheduler: str | None, n_jobs: int) -> Any:
         from dask.distributed import Client, LocalCluster
     except ImportError:
         raise ImportError("the dask backend needs: pip install 'swe-explore-baselines[dask]'") from None
+    # distributed's constructors are unannotated: typed as ``Callable[..., Any]`` for mypy --strict, which also
+    # holds when dask is not installed (then the names are ``Any``).
+    new_client: Callable[..., Any] = Client
+    new_cluster: Callable[..., Any] = LocalCluster
     if scheduler:
-        return Client(scheduler)
+        return new_client(scheduler)
     workers = n_jobs if n_jobs > 0 else None
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-    client = Client(cluster)
-    client._local_cluster = cluster  # type: ignore[attr-defined]  # closed with the client
+    cluster = new_cluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = new_client(cluster)
+    client._local_cluster = cluster  # closed with the client
     return client

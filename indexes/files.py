@@ -279,7 +279,7 @@ def _read_meta(directory: Path) -> dict[str, Any]:
     if not directory.is_dir():
         raise CorruptIndexError(directory, "index directory is missing")
     path = directory / META_FILE
-    meta = read_json(path)
+    meta: dict[str, Any] = read_json(path)
     for key, typ in (("name", str), ("format_version", int), ("config", dict), ("n_docs", int), ("files", dict)):
         if not isinstance(meta.get(key), typ) or isinstance(meta.get(key), bool):
             raise CorruptIndexError(path, f"field {key!r} is missing or not a {typ.__name__}")

@@ -398,7 +398,7 @@ class SymbolGraph:
         def array(name: str) -> np.ndarray:
             path = directory / name
             try:
-                arr = np.load(path, allow_pickle=False)
+                arr: np.ndarray = np.load(path, allow_pickle=False)
             except FileNotFoundError:
                 raise CorruptGraphError(path, "file is missing") from None
             except (OSError, ValueError, EOFError) as exc:

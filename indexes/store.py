@@ -449,7 +449,7 @@ def check_manifest(path: Path, expected: Mapping[str, Any]) -> dict[str, Any]:
     :raises CorruptIndexError: if the manifest is unreadable.
     :raises StaleIndexError: if a value differs.
     """
-    manifest = read_json(path)
+    manifest: dict[str, Any] = read_json(path)
     for key, value in expected.items():
         want = json.loads(json.dumps(value))
         if manifest.get(key) != want:

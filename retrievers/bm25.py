@@ -74,7 +74,8 @@ def lucene_idf(n_docs: int, doc_freq: np.ndarray | float) -> np.ndarray | float:
     return np.log1p((n_docs - doc_freq + 0.5) / (doc_freq + 0.5))
 
 
-class LuceneBM25Okapi(BM25Okapi):
+# rank_bm25 ships no type information, so its class is ``Any`` to mypy (overridden in pyproject.toml).
+class LuceneBM25Okapi(BM25Okapi):  # type: ignore[misc]
     """``rank_bm25.BM25Okapi`` with the Lucene idf ``log(1 + (N - n + 0.5) / (n + 0.5))`` (the ``"rank_bm25"``
     backend and the parity oracle); everything else, including duplicate query-token counting, is rank-bm25's.
     """

@@ -460,7 +460,8 @@ class PotionRetriever(EmbeddingRetriever):
         q = self.embedder.encode([query], labels=["the query"])[0]
         # einsum, not ``@``: a matrix-vector product through multi-threaded OpenBLAS measured 8 ms instead of
         # 0.1 ms on 2 cores while the tokenizer's threads were still spinning (docs/retrievers.md).
-        return np.einsum("ij,j->i", self._vectors, q)
+        scores: np.ndarray = np.einsum("ij,j->i", self._vectors, q)
+        return scores
 
     def state(self) -> RetrieverState:
         """The index as ``vectors.npy`` (float32 ``(n_docs, dim)``), with the model's ``dim`` and fingerprint.

@@ -265,7 +265,8 @@ def run_worker(task: dict[str, Any], cpu: int | None) -> dict[str, Any]:
     )
     if proc.returncode != 0:
         raise RuntimeError(f"measurement {task['task']} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
 
 
 # ------------------------------------------------------------------------------------------------------------

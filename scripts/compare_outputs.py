@@ -48,7 +48,7 @@ def compare_rows(a: Path, b: Path) -> int:
     """Compare two result files; return the number of differing rows (a different row count counts as one)."""
     rows_a = [scrub(json.loads(line)) for line in a.read_text().splitlines() if line.strip()]
     rows_b = [scrub(json.loads(line)) for line in b.read_text().splitlines() if line.strip()]
-    bad = sum(x != y for x, y in zip(rows_a, rows_b)) + (len(rows_a) != len(rows_b))
+    bad: int = sum(x != y for x, y in zip(rows_a, rows_b)) + (len(rows_a) != len(rows_b))
     for x, y in zip(rows_a, rows_b):
         if x != y:
             print(f"DIFF row {x.get('instance_id')}")

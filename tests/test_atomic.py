@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from swe_explore.chunking import atomic
 from swe_explore.chunking.atomic import write_bytes_atomic, write_text_atomic
 
 
@@ -54,7 +53,7 @@ def test_failed_replace_removes_the_temporary_and_keeps_the_old_file(
     def fail(src: object, dst: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(atomic.os, "replace", fail)
+    monkeypatch.setattr("swe_explore.chunking.atomic.os.replace", fail)
     with pytest.raises(OSError, match="No space left"):
         write_text_atomic(path, "new\n")
     assert path.read_text() == "old\n"
@@ -79,7 +78,7 @@ def test_temporary_goes_to_temp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         seen.append(Path(src).parent.name)
         real(src, dst)
 
-    monkeypatch.setattr(atomic.os, "replace", spy)
+    monkeypatch.setattr("swe_explore.chunking.atomic.os.replace", spy)
     write_bytes_atomic(tmp_path / "x.pack", b"abc", temp_dir=scratch)
     assert seen == ["scratch"] and (tmp_path / "x.pack").read_bytes() == b"abc" and os.listdir(scratch) == []
 

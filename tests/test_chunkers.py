@@ -11,7 +11,6 @@ import argparse
 import io
 import json
 import random
-import sys
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from swe_explore.chunking.treesitter import FunctionChunker
 from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.walk import walk_snapshot
 from swe_explore.chunking.window import Chunker, WindowChunker, block_ranges, pack_ranges, window_ranges
+from swe_explore.commands import chunks as chunks_command
 from swe_explore.commands._args import add_chunker_arguments, chunker_from_args
 
 FIXTURES = Path(__file__).parent / "fixtures" / "langs"
@@ -720,21 +720,17 @@ def test_cli_arguments() -> None:
 
 
 def test_show_chunks_script() -> None:
-    """scripts/show_chunks.py prints one JSON line per chunk with path, lines, kind, symbol and language."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import show_chunks
-    finally:
-        sys.path.pop(0)
+    """The chunks command (scripts/show_chunks.py) prints one JSON line per chunk with path, lines, kind, symbol
+    and language."""
     out = io.StringIO()
     with redirect_stdout(out):
-        assert show_chunks.main([str(FIXTURES / "python" / "shapes.py")]) == 0
+        assert chunks_command.main([str(FIXTURES / "python" / "shapes.py")]) == 0
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [(r["start"], r["end"], r["kind"], r["symbol"]) for r in rows] == EXPECTED_FUNCTION["python/shapes.py"]
     assert {r["language"] for r in rows} == {"python"} and "text" not in rows[0]
     out = io.StringIO()
     with redirect_stdout(out):
-        assert show_chunks.main([str(FIXTURES), "--chunker", "file", "--text"]) == 0
+        assert chunks_command.main([str(FIXTURES), "--chunker", "file", "--text"]) == 0
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [r["path"] for r in rows] == sorted(EXPECTED_FUNCTION)
     assert rows[0]["text"] == FIXTURE_FILES[rows[0]["path"]].text

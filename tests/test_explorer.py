@@ -14,6 +14,7 @@ from swe_explore.explore.explorer import IndexedExplorer, ReferenceAdapter, make
 from swe_explore.explore.fusion import FusionExplorer
 from swe_explore.explore.packing import PackConfig
 from swe_explore.explore.priors import RankPriors
+from swe_explore.indexes.build import open_index
 from swe_explore.indexes.store import LastLoaded
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +32,7 @@ def test_explore_returns_packed_regions_best_first(tmp_path: Path) -> None:
 def test_repeated_queries_reuse_the_loaded_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the first query on a snapshot opens its index; the next ones reuse it."""
     calls: list[int] = []
-    real_open = explorers.open_index
+    real_open = open_index
 
     def counting_open(*a: Any, **k: Any) -> Any:
         calls.append(1)

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from swe_explore.benchprep import mine as mine_module
-from swe_explore.benchprep.git import Git, git_line_count, repo_from_url
+from swe_explore.benchprep.diffs import parse_diff
+from swe_explore.benchprep.git import DIFF_OPTIONS, Git, git_line_count, repo_from_url
 from swe_explore.benchprep.mine import MineConfig, instance_id, list_candidates, mine
 from swe_explore.benchprep.mine_rules import (
     is_test_path,
@@ -311,7 +312,7 @@ def test_region_and_patch_checks_reject_and_never_write(
 ) -> None:
     """A region past the end of its file, or a patch that does not apply at base_commit, rejects the commit."""
     config = MineConfig(until="2024-01-02T23:00:00+00:00")  # root + good_py
-    real_parse = mine_module.parse_diff
+    real_parse = parse_diff
 
     def shifted(text: str, where: str = "") -> Any:
         parsed = real_parse(text, where)
@@ -329,9 +330,7 @@ def test_region_and_patch_checks_reject_and_never_write(
         mine_module.Miner,
         "_patch",
         lambda self, *a: (
-            mine_module.Git.run(self.git, "diff", *mine_module.DIFF_OPTIONS, *a[:2])
-            .decode()
-            .replace("-value_3 = 3", "-value_3 = 333")
+            Git.run(self.git, "diff", *DIFF_OPTIONS, *a[:2]).decode().replace("-value_3 = 3", "-value_3 = 333")
         ),
     )
     records, report = mine(history["mirror"], config=config)

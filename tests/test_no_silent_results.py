@@ -22,7 +22,8 @@ IDS = ["mini__pyshop-1", "mini__goserver-2", "mini__tsformat-3", "mini__rustcalc
 
 
 def _script(name: str) -> Callable[[list[str]], int]:
-    return runpy.run_path(str(ROOT / "scripts" / f"{name}.py"))["main"]
+    main: Callable[[list[str]], int] = runpy.run_path(str(ROOT / "scripts" / f"{name}.py"))["main"]
+    return main
 
 
 @pytest.fixture(scope="module")

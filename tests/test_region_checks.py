@@ -27,7 +27,8 @@ MINI_REPOS = ROOT / "swe_explore" / "data" / "mini" / "repos"
 
 
 def _script(name: str) -> Callable[[list[str]], int]:
-    return runpy.run_path(str(ROOT / "scripts" / f"{name}.py"))["main"]
+    main: Callable[[list[str]], int] = runpy.run_path(str(ROOT / "scripts" / f"{name}.py"))["main"]
+    return main
 
 
 def _region(path: str, start: int, end: int) -> dict[str, Any]:

@@ -27,7 +27,8 @@ PYSHOP = MINI_REPOS / "mini__pyshop-1"
 
 
 def _script(name: str) -> Callable[[list[str]], int]:
-    return runpy.run_path(str(ROOT / "scripts" / f"{name}.py"))["main"]
+    main: Callable[[list[str]], int] = runpy.run_path(str(ROOT / "scripts" / f"{name}.py"))["main"]
+    return main
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:

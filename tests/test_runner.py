@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import runpy
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -89,7 +90,8 @@ def test_parse_option(text: str, expected: tuple[str, Any]) -> None:
 
 
 def _main(script: str, argv: list[str]) -> int:
-    return runpy.run_path(str(ROOT / "scripts" / f"{script}.py"))["main"](argv)
+    main: Callable[[list[str]], int] = runpy.run_path(str(ROOT / "scripts" / f"{script}.py"))["main"]
+    return main(argv)
 
 
 def test_bench_without_repos_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

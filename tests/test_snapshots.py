@@ -72,7 +72,9 @@ def files_of(snapshot: Path) -> dict[str, str]:
     return {p.relative_to(snapshot).as_posix(): p.read_text() for p in sorted(snapshot.rglob("*")) if p.is_file()}
 
 
-def test_materialize_checkouts_with_marker_and_fails_one_record_only(mirror: dict, tmp_path: Path) -> None:
+def test_materialize_checkouts_with_marker_and_fails_one_record_only(
+    mirror: dict[str, str | Path], tmp_path: Path
+) -> None:
     """Two snapshots are the checkouts of their commits (export attributes ignored) with a marker; a missing
     commit fails its record only; nothing is left in the staging folder."""
     repos = tmp_path / "repos"
@@ -104,7 +106,7 @@ def test_materialize_checkouts_with_marker_and_fails_one_record_only(mirror: dic
     assert "is at commit" in str(check_snapshot(repos / "acme__demo-2", str(mirror["first"])))
 
 
-def test_materialize_resumes_and_checks_snapshots_in_place(mirror: dict, tmp_path: Path) -> None:
+def test_materialize_resumes_and_checks_snapshots_in_place(mirror: dict[str, str | Path], tmp_path: Path) -> None:
     """A second run skips complete snapshots; a marker naming another commit fails; a directory without a marker
     is left as it is and listed; a leftover staging folder is removed."""
     repos = tmp_path / "repos"
@@ -129,7 +131,7 @@ def test_materialize_resumes_and_checks_snapshots_in_place(mirror: dict, tmp_pat
     )
 
 
-def test_missing_mirror_and_bad_records_fail_alone(mirror: dict, tmp_path: Path) -> None:
+def test_missing_mirror_and_bad_records_fail_alone(mirror: dict[str, str | Path], tmp_path: Path) -> None:
     """A repo without a mirror, an empty commit and a bad instance_id fail their records; the others are made."""
     tasks = [
         SnapshotTask("acme__other-1", "acme/other", "a" * 40),
@@ -147,7 +149,7 @@ def test_missing_mirror_and_bad_records_fail_alone(mirror: dict, tmp_path: Path)
     }  # fmt: skip
 
 
-def test_clone_missing_makes_the_mirror(mirror: dict, tmp_path: Path) -> None:
+def test_clone_missing_makes_the_mirror(mirror: dict[str, str | Path], tmp_path: Path) -> None:
     """With clone_missing a missing mirror is cloned (here from a local path, never the network) and used."""
     mirrors = tmp_path / "new-mirrors"
     task = SnapshotTask("acme__demo-2", "acme/demo", str(mirror["second"]))
@@ -158,7 +160,7 @@ def test_clone_missing_makes_the_mirror(mirror: dict, tmp_path: Path) -> None:
     assert git(mirrors / "acme+demo" / "repo", "rev-parse", "--is-bare-repository") == "true"
 
 
-def test_one_materialisation_at_a_time(mirror: dict, tmp_path: Path) -> None:
+def test_one_materialisation_at_a_time(mirror: dict[str, str | Path], tmp_path: Path) -> None:
     """While another run holds <repos>'s lock, materialize raises Timeout naming the directory."""
     repos = tmp_path / "repos"
     repos.mkdir()
@@ -166,7 +168,7 @@ def test_one_materialisation_at_a_time(mirror: dict, tmp_path: Path) -> None:
         materialize([], mirror["mirrors"], repos, progress=False)
 
 
-def test_walkers_skip_the_marker(mirror: dict, tmp_path: Path) -> None:
+def test_walkers_skip_the_marker(mirror: dict[str, str | Path], tmp_path: Path) -> None:
     """Neither the snapshot walker nor the reference file discovery indexes the marker file (a .json file, which
     both would index otherwise)."""
     repos = tmp_path / "repos"
@@ -179,7 +181,7 @@ def test_walkers_skip_the_marker(mirror: dict, tmp_path: Path) -> None:
     assert read_marker(repos / "acme__demo-1")["instance_id"] == "acme__demo-1"  # type: ignore[index]
 
 
-def test_materialize_command(mirror: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_materialize_command(mirror: dict[str, str | Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """scripts/materialize.py makes every record's snapshot; a missing commit is listed and exits 1."""
     gt = {"read_core_files": ["pkg/a.py"], "read_core_regions": [{"path": "pkg/a.py", "start": 1, "end": 1}]}
     bench = tmp_path / "bench.jsonl"
@@ -194,7 +196,7 @@ def test_materialize_command(mirror: dict, tmp_path: Path, capsys: pytest.Captur
     assert (tmp_path / "repos" / "acme__demo-1" / "pkg" / "a.py").is_file()
 
 
-def test_prepare_with_mirrors_makes_the_snapshots(mirror: dict, tmp_path: Path) -> None:
+def test_prepare_with_mirrors_makes_the_snapshots(mirror: dict[str, str | Path], tmp_path: Path) -> None:
     """prepare_bench --mirrors --repos writes the bench, then the snapshots of its records; the report has both."""
     gt = {"read_core_files": ["pkg/a.py"], "read_core_regions": [{"path": "pkg/a.py", "start": 1, "end": 2}]}
     release = tmp_path / "release.jsonl"

@@ -180,9 +180,10 @@ def test_case8_two_builders_build_the_symbol_graph_once(tmp_path: Path, monkeypa
     both reach it together)."""
     from swe_explore.indexes import graph_store as graph_module
     from swe_explore.indexes.batch import IndexJob, index_one
+    from swe_explore.indexes.graph_build import build_graph
 
     builds: list[int] = []
-    real_build = graph_module.build_graph
+    real_build = build_graph
 
     def slow_build(*args: object, **kwargs: object) -> object:
         builds.append(threading.get_ident())
