@@ -51,6 +51,14 @@ named here live in :mod:`~swe_explore.benchprep.mine_rules`, the git reads in :m
 8. ``patch_does_not_apply``: ``git apply --cached --check`` of the record's patch against a temporary index
    holding the tree of ``base_commit`` (``git read-tree`` into ``GIT_INDEX_FILE``).
 
+**Exploration mode** (both off by default, ``docs/mining.md``): ``tests="read"`` keeps code changed together
+with its tests: the tests' hunks are gold too, the test files are in ``read_core_files`` and
+``ground_truth.test_files`` but not in ``modified_core_files``/``main_files``, added test files are left out,
+``test_file`` rejects only commits changing tests alone, and ``too_many_files`` counts code and test files
+separately. ``pull_requests=True`` mines a ``Merge pull request #N from ...`` merge as its first-parent diff with
+the PR title and body as the query, and drops the `` (#N)`` suffix of a squash merge's subject
+(:func:`~swe_explore.benchprep.mine_rules.pull_request_text`); such records carry ``meta.pull_request``.
+
 **Language** of a record: the language of its changed files (``.h`` decided from the file's text; ``tsx``
 counts as ``typescript``); when mixed, the one with most changed lines (added + removed), ties broken by name.
 """
@@ -85,12 +93,14 @@ from swe_explore.benchprep.mine_rules import (
     GENERATED_SNIFF_BYTES,
     OPTIONAL_RULES,
     REJECTION_REASONS,
+    TEST_MODES,
     is_bot,
     is_test_path,
     is_utf8_path,
     is_vendored_or_generated,
     majority_language,
     message_rejection,
+    pull_request_text,
     regions_outside,
     source_language,
     strip_trailers,
@@ -116,7 +126,12 @@ class MineConfig:
     :param min_words: fewest whitespace-separated words of the message after trailers are removed.
     :param max_files: most changed files (at least one is always needed).
     :param allow: rules of :data:`OPTIONAL_RULES` switched off.
-    :raises ValueError: for ``max_records < 0``, ``min_words < 0``, ``max_files < 1`` or an unknown rule.
+    :param tests: :data:`TEST_MODES`: ``reject`` commits touching a test file (the ``test_file`` rule), or
+        ``read``: keep code changed with its tests, the tests' hunks labelled as read core regions.
+    :param pull_requests: take the query from the pull request: mine merge commits of a pull request (their
+        first-parent diff, the PR title and body as the query) and drop the `` (#N)`` suffix of squash merges.
+    :raises ValueError: for ``max_records < 0``, ``min_words < 0``, ``max_files < 1``, an unknown rule or test
+        mode.
     """
 
     max_records: int = 100
@@ -128,6 +143,8 @@ class MineConfig:
     min_words: int = 8
     max_files: int = 3
     allow: frozenset[str] = frozenset()
+    tests: str = "reject"
+    pull_requests: bool = False
 
     def __post_init__(self) -> None:
         if self.max_records < 0:
@@ -139,6 +156,8 @@ class MineConfig:
         unknown = sorted(set(self.allow) - set(OPTIONAL_RULES))
         if unknown:
             raise ValueError(f"unknown rule(s) {unknown}; rules that can be allowed: {', '.join(OPTIONAL_RULES)}")
+        if self.tests not in TEST_MODES:
+            raise ValueError(f"unknown test mode {self.tests!r}; valid: {', '.join(TEST_MODES)}")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form for the run report."""
@@ -268,10 +287,23 @@ class Miner:
         :param sha: the commit.
         :param parents: its parents.
         :return: ``(record, None, language)`` when it passes every rule, else ``(None, reason, language)``;
-            ``language`` is ``None`` for merges and root commits (see :attr:`MineReport.per_language`).
+            ``language`` is ``None`` for merges and root commits (see :attr:`MineReport.per_language`) that are
+            not mined.
         """
+        if not parents:
+            return None, "root_commit", None
+        pull_request: tuple[str, int] | None = None
+        commit: Commit | None = None
         if len(parents) != 1:
-            return None, ("merge" if parents else "root_commit"), None
+            if not (self.config.pull_requests and len(parents) == 2):
+                return None, "merge", None
+            try:
+                commit = read_commit(self.git, sha, parents)
+            except GitError:
+                return None, "missing_object", None
+            pull_request = pull_request_text(commit.message, merge=True)
+            if pull_request is None:
+                return None, "merge", None
         try:
             files = changed_files(self.git, parents[0], sha)
         except GitError:  # an object the mirror lacks (mirrors may omit blobs of 4 MiB and more)
@@ -279,7 +311,10 @@ class Miner:
         weights = [(lang, f.changed_lines) for f in files if (lang := source_language(f.path)) is not None]
         language = majority_language(weights) or "other"
         try:
-            record = self._record(read_commit(self.git, sha, parents), files)
+            commit = commit or read_commit(self.git, sha, parents)
+            if self.config.pull_requests and pull_request is None:
+                pull_request = pull_request_text(commit.message, merge=False)
+            record = self._record(commit, files, pull_request)
         except _Rejected as rejected:
             return None, rejected.reason, language
         except GitError:
@@ -291,19 +326,21 @@ class Miner:
         if failed and rule not in self.config.allow:
             raise _Rejected(rule)
 
-    def _record(self, commit: Commit, files: list[ChangedFile]) -> dict[str, Any]:
-        """Check every rule after the parent count and build the record (raises :class:`_Rejected`)."""
+    def _record(self, commit: Commit, files: list[ChangedFile], pull_request: tuple[str, int] | None) -> dict[str, Any]:
+        """Check every rule after the parent count and build the record (raises :class:`_Rejected`);
+        ``pull_request`` is ``(query, number)`` of a PR merge or squash merge, else ``None``."""
         cfg = self.config
         parent = commit.parents[0]
         self._rule("bot", is_bot(commit.author) or is_bot(commit.committer))
-        problem = strip_trailers(commit.message)
+        problem = strip_trailers(commit.message) if pull_request is None else pull_request[0]
         subject = problem.split("\n", 1)[0]
         rule = message_rejection(subject)
         if rule is not None:
             self._rule(rule, True)
         self._rule("short_message", len(problem.split()) < max(cfg.min_words, 1))
-        self._check_files(parent, files)
+        files = self._check_files(parent, files)
         paths = [f.path for f in files]
+        tests = {p for p in paths if is_test_path(p)} if cfg.tests == "read" else set()
         diff_bytes = self.git.run("diff", "-U0", *DIFF_OPTIONS, parent, commit.sha, "--", *paths)
         try:
             diff = parse_diff(diff_bytes.decode("utf-8"), where=f"{self.repo}@{commit.sha[:12]}")
@@ -344,38 +381,55 @@ class Miner:
             raise _Rejected("patch_does_not_apply")
         changed = {f.path: f.added + f.removed for f in diff.files}
         languages = []
-        for path in paths:
+        for path in (p for p in paths if p not in tests):
             lang = language_for_path(path, decode(blobs[path]) if path.lower().endswith(".h") else None)
             languages.append((lang or "", changed[path]))
         files_sorted = sorted(paths)
+        code_sorted = [p for p in files_sorted if p not in tests]
+        ground_truth: dict[str, Any] = {
+            "read_core_files": files_sorted,
+            "read_core_regions": [r.to_json() for r in regions],
+            "read_optional_files_map": {},
+            "read_optional_regions_map": {},
+            "modified_core_files": code_sorted,
+            "main_files": code_sorted,
+        }
+        if cfg.tests == "read":
+            ground_truth["test_files"] = sorted(tests)
+        meta: dict[str, Any] = {"committed_at": commit.date}
+        if pull_request is not None:
+            meta["pull_request"] = pull_request[1]
+            meta["pull_request_via"] = "merge" if len(commit.parents) > 1 else "squash"
         record: dict[str, Any] = {
             "instance_id": instance_id(self.repo, commit.sha),
             "repo": self.repo,
             "base_commit": parent,
             "problem_statement": problem,
-            "ground_truth": {
-                "read_core_files": files_sorted,
-                "read_core_regions": [r.to_json() for r in regions],
-                "read_optional_files_map": {},
-                "read_optional_regions_map": {},
-                "modified_core_files": files_sorted,
-                "main_files": files_sorted,
-            },
+            "ground_truth": ground_truth,
             "patch": patch,
             "language": majority_language(languages),
             "gt_source": "commit_diff",
             "commit": commit.sha,
             "dataset": "mined",
-            "meta": {"committed_at": commit.date},
+            "meta": meta,
         }
         parse_record(record, where=record["instance_id"])  # the toolkit must be able to load it
         return record
 
-    def _check_files(self, parent: str, files: list[ChangedFile]) -> None:
-        """The file-level rules of step 5 (raises :class:`_Rejected`)."""
+    def _check_files(self, parent: str, files: list[ChangedFile]) -> list[ChangedFile]:
+        """The file-level rules of step 5 (raises :class:`_Rejected`); returns the files the record keeps (with
+        ``tests="read"``, all but added test files)."""
         if not files:
             raise _Rejected("no_changed_files")
-        if len(files) > self.config.max_files:
+        read_tests = self.config.tests == "read"
+        if read_tests:  # an added test file has no old side to read: left out of the record
+            files = [f for f in files if not (f.status == "A" and is_test_path(f.path))]
+            n_tests = sum(is_test_path(f.path) for f in files)
+            if n_tests == len(files):
+                raise _Rejected("test_file")  # tests only: no code change to find
+            if len(files) - n_tests > self.config.max_files or n_tests > self.config.max_files:
+                raise _Rejected("too_many_files")
+        elif len(files) > self.config.max_files:
             raise _Rejected("too_many_files")
         by_status = {"A": "added_file", "D": "deleted_file", "R": "renamed_file", "C": "copied_file"}
         for f in files:
@@ -391,7 +445,8 @@ class Miner:
             return self.git.ok("cat-file", "-e", f"{parent}:{directory}/__init__.py")
 
         self._rule("vendored_or_generated", any(is_vendored_or_generated(p, has_init) for p in paths))
-        self._rule("test_file", any(is_test_path(p) for p in paths))
+        self._rule("test_file", not read_tests and any(is_test_path(p) for p in paths))
+        return files
 
     def _patch(self, parent: str, sha: str, paths: Sequence[str]) -> str:
         """The record's patch: ``git diff`` with 3 context lines, limited to ``paths`` (raises on non-UTF-8)."""

@@ -63,6 +63,11 @@ OPTIONAL_RULES: tuple[str, ...] = (
 )
 """Rules that ``MineConfig.allow`` (``--allow RULE``) can switch off; the others are needed for valid gold."""
 
+TEST_MODES: tuple[str, ...] = ("reject", "read")
+"""What ``MineConfig.tests`` (``--tests``) does with test files: ``reject`` a commit touching one (the
+``test_file`` rule, the default), or ``read``: keep code changed together with its tests and label the tests'
+old-side hunks as read core regions (``docs/mining.md``)."""
+
 BOT_MARKERS: tuple[str, ...] = (
     "[bot]",
     "dependabot",
@@ -250,6 +255,37 @@ def strip_trailers(message: str) -> str:
     if len(paragraphs) > 1 and all(_TRAILER_SHAPE.match(ln) or ln[:1].isspace() for ln in paragraphs[-1]):
         paragraphs.pop()
     return "\n\n".join("\n".join(p) for p in paragraphs)
+
+
+_PR_MERGE = re.compile(r"^Merge pull request #(\d+) from \S+$")
+_PR_SQUASH = re.compile(r"^(.*\S)\s+\(#(\d+)\)$")
+
+
+def pull_request_text(message: str, merge: bool) -> tuple[str, int] | None:
+    """The pull request's title and body in a merge or squash-merge commit message, as the query.
+
+    - a merge commit (``merge=True``) whose subject is GitHub's ``Merge pull request #N from owner/branch``: the
+      rest of the message (GitHub writes the PR title there, and its description when so configured);
+    - a single-parent commit (``merge=False``) whose subject ends in `` (#N)`` (GitHub's squash merge): the
+      subject without that suffix, then the body.
+
+    Trailers are removed (:func:`strip_trailers`) from the result.
+
+    :param message: the raw commit message.
+    :param merge: whether the commit has two parents.
+    :return: ``(text, N)``, or ``None`` when the message is not a pull request's or no text is left.
+    """
+    lines = message.replace("\r\n", "\n").split("\n")
+    subject, rest = lines[0].strip(), "\n".join(lines[1:])
+    if merge:
+        matched = _PR_MERGE.match(subject)
+        text = strip_trailers(rest) if matched else ""
+    else:
+        matched = _PR_SQUASH.match(subject)
+        text = strip_trailers(matched.group(1) + "\n" + rest) if matched else ""
+    if matched is None or not text:
+        return None
+    return text, int(matched.group(1) if merge else matched.group(2))
 
 
 def message_rejection(subject: str) -> str | None:

@@ -85,6 +85,19 @@ class Group:
         mask: np.ndarray = (self.sources & allowed) != 0
         return mask
 
+    def training_rows(self, config: CandidateConfig) -> np.ndarray:
+        """The candidates a variant trains on: :meth:`rows`, less the test-file candidates when no test file of
+        the record is gold (they are unlabelled, not irrelevant: :data:`NOT_LEARNED`).
+
+        :param config: the candidate configuration of a model variant.
+        :return: bool ``(n,)``.
+        """
+        rows = self.rows(config)
+        is_test = self.select(["is_test"])[:, 0] == 1
+        if not (is_test & (self.file_core > 0)).any():
+            rows &= ~is_test
+        return rows
+
     def select(self, names: Sequence[str]) -> np.ndarray:
         """The columns of some features, in the given order.
 
@@ -261,10 +274,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "ranker-full": {"groups": ["lexical", "dense", "structure", "mentions", "graph"], "mentions": True, "graph": True},
 }
 VALID_SHARE = 0.15
-#: Features computed but not learned. Mined commits never change a test file (a selection rule), so every test
-#: chunk of the training data is irrelevant and a model would learn to bury tests, which exploration ground truth
-#: is full of (agents read the tests): test-file candidates are left out of training, and ``is_test`` is no
-#: feature, so tests are ranked by the same evidence as other code.
+#: Features computed but not learned. Commits mined by default never change a test file (a selection rule), so
+#: every test chunk of such a record is unlabelled rather than irrelevant, and a model would learn to bury tests,
+#: which exploration ground truth is full of (agents read the tests): the test-file candidates of a record whose
+#: gold holds no test file are left out of training (records mined with ``--tests read`` that label tests keep
+#: theirs, docs/mining.md), and ``is_test`` is no feature, so tests are ranked by the same evidence as other code.
 NOT_LEARNED = ("is_test",)
 
 
@@ -415,7 +429,8 @@ def train_variant(
     provenance: Mapping[str, Any],
 ) -> Any:
     """Train one :data:`VARIANTS` model on the extraction, holding out :func:`is_valid_repo` repositories for
-    early stopping and leaving test-file candidates out (:data:`NOT_LEARNED`).
+    early stopping and leaving out the test-file candidates of records whose gold has no test file
+    (:data:`NOT_LEARNED`).
 
     :param name: the variant.
     :param extraction: the groups (:func:`extract_groups`).
@@ -434,7 +449,7 @@ def train_variant(
     config = CandidateConfig(**{**extraction.config.to_dict(), "mentions": spec["mentions"], "graph": spec["graph"]})
     parts: dict[bool, list[tuple[np.ndarray, np.ndarray]]] = {True: [], False: []}
     for group in extraction.groups:
-        rows = group.rows(config) & (group.select(["is_test"])[:, 0] != 1)
+        rows = group.training_rows(config)
         parts[is_valid_repo(group.repo)].append((group.select(names)[rows], group.labels(labels)[rows]))
     booster = train(parts[False], names, rounds=rounds, seed=seed, valid=parts[True], params=dict(params))
     card = {

@@ -3,12 +3,13 @@
 Usage::
 
     python scripts/mine_benches.py --mirrors MIRRORS_DIR --out DIR [--list docs/mined-repos.tsv]
-        [--role eval|train] [--seed 0] [--jobs 2]
+        [--role eval|train] [--seed 0] [--jobs 2] [--tests reject|read] [--pull-requests]
 
 For each listed ``repo`` (mirror ``MIRRORS_DIR/<owner>+<name>/repo``) it runs ``scripts/mine_history.py
 --max <max> --seed <seed>`` into ``DIR/<role>/<owner>__<name>.jsonl`` (skipped when that file exists, so a
-rerun resumes), then writes ``DIR/<role>.jsonl``: every record of that role, in list order. Missing mirrors
-are listed and the exit status is 1. Mined records are third-party text: keep ``DIR`` out of git.
+rerun resumes; ``--tests`` and ``--pull-requests`` are passed on), then writes ``DIR/<role>.jsonl``: every
+record of that role, in list order. Missing mirrors are listed and the exit status is 1. Mined records are
+third-party text: keep ``DIR`` out of git.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from swe_explore.benchprep.mine_rules import TEST_MODES
 from swe_explore.commands import mine as mine_command
 from swe_explore.commands._errors import run_main
 
@@ -51,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--role", choices=["eval", "train"], default=None, help="only this role (default: both)")
     parser.add_argument("--seed", type=int, default=0, help="seed of every repository's sample (default: 0)")
     parser.add_argument("--jobs", type=int, default=2, help="repositories mined at once (default: 2)")
+    parser.add_argument("--tests", choices=TEST_MODES, default="reject", help="passed to mine_history.py")
+    parser.add_argument("--pull-requests", action="store_true", help="passed to mine_history.py")
     args = parser.parse_args(argv)
     try:
         rows = [r for r in read_list(args.list) if args.role in (None, r[2])]
@@ -79,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
             str(limit),
             "--seed",
             str(args.seed),
+            "--tests",
+            args.tests,
+            *(["--pull-requests"] if args.pull_requests else []),
             "--quiet",
         ]
         try:

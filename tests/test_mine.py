@@ -20,6 +20,7 @@ from swe_explore.benchprep.mine_rules import (
     is_vendored_or_generated,
     majority_language,
     message_rejection,
+    pull_request_text,
     regions_outside,
     strip_trailers,
 )
@@ -500,3 +501,152 @@ def test_a_commit_whose_objects_the_mirror_lacks_is_rejected_not_fatal(tmp_path:
 
     miner = Miner(Broken(), "o/r", MineConfig(), tmp_path)  # type: ignore[arg-type]
     assert miner.examine("a" * 40, ("b" * 40,)) == (None, "missing_object", None)
+
+
+# -- --tests read and --pull-requests ---------------------------------------------------------------------
+
+CALC_PY = "".join(f"calc_{i} = {i}\n" for i in range(1, 9))  # 8 lines
+TEST_CALC_PY = "".join(f"check_{i} = {i}\n" for i in range(1, 7))  # 6 lines
+PR_QUERY = "Make other return one so the cache warms up on the first call"
+SQUASH_BODY = "The table was parsed again on every call."
+
+
+@pytest.fixture(scope="module")
+def exploration(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A history of code changed with its tests, a pull-request merge, a plain merge and a squash merge."""
+    tmp = tmp_path_factory.mktemp("mine-exploration")
+    h = History(tmp / "src")
+    c: dict[str, str] = {}
+    c["root"] = h.commit(
+        "Initial import of the calculator with its tests and helpers",
+        {"pkg/calc.py": CALC_PY, "tests/test_calc.py": TEST_CALC_PY, "pkg/other.py": "def other():\n    return 0\n"},
+    )
+    calc = _replace(CALC_PY, 2, "calc_2 = 20")
+    tests = _replace(TEST_CALC_PY, 5, "check_5 = 50")
+    c["code_and_test"] = h.commit(
+        "Fix the second constant so that the calculator adds correctly everywhere",
+        {"pkg/calc.py": calc, "tests/test_calc.py": tests},
+    )
+    calc = _replace(calc, 7, "calc_7 = 70")
+    c["added_test"] = h.commit(
+        "Change the seventh constant and cover it with a brand new test module",
+        {"pkg/calc.py": calc, "tests/test_new.py": "x = 1\n"},
+    )
+    tests = _replace(tests, 1, "check_1 = 10")
+    c["tests_only"] = h.commit(
+        "Tighten the assertions of the calculator tests for every constant value", {"tests/test_calc.py": tests}
+    )
+    h.git("checkout", "-q", "-b", "fix-other")
+    c["wip"] = h.commit(
+        "wip", {"pkg/other.py": "def other():\n    return 1\n", "tests/test_calc.py": _replace(tests, 3, "")}
+    )
+    h.git("checkout", "-q", "main")
+    c["pr_merge"] = h.commit(
+        f"Merge pull request #42 from ann/fix-other\n\n{PR_QUERY}\n\nSigned-off-by: Ann Example <ann@example.com>\n",
+        merge="fix-other",
+    )
+    h.git("checkout", "-q", "-b", "topic")
+    c["topic_wip"] = h.commit("topic wip", {"pkg/other.py": "def other():\n    return 2\n"})
+    h.git("checkout", "-q", "main")
+    c["plain_merge"] = h.commit("Merge branch 'topic'", merge="topic")
+    c["squash"] = h.commit(
+        f"Speed up calc by caching the parsed table of values (#7)\n\n{SQUASH_BODY}\n\n"
+        "Co-authored-by: Bob Example <bob@example.com>\n",
+        {"pkg/calc.py": _replace(calc, 8, "calc_8 = 80")},
+    )
+    mirror = tmp / "acme+calc" / "repo"
+    subprocess.run(["git", "clone", "-q", "--mirror", str(h.path), str(mirror)], check=True, capture_output=True)
+    return {"mirror": mirror, "commits": c}
+
+
+def test_default_mode_rejects_tests_and_merges(exploration: dict[str, Any]) -> None:
+    c = exploration["commits"]
+    records, report = mine(exploration["mirror"])
+    assert [r["commit"] for r in records] == [c["squash"]]
+    assert (
+        records[0]["problem_statement"] == f"Speed up calc by caching the parsed table of values (#7)\n\n{SQUASH_BODY}"
+    )
+    assert "test_files" not in records[0]["ground_truth"] and records[0]["meta"] == {
+        "committed_at": "2024-01-09T12:00:00+00:00"
+    }
+    assert report.rejected == {"merge": 2, "root_commit": 1, "short_message": 2, "added_file": 1, "test_file": 2}
+
+
+def test_tests_read_labels_the_tests_hunks_as_read_core(exploration: dict[str, Any]) -> None:
+    c = exploration["commits"]
+    records, report = mine(exploration["mirror"], config=MineConfig(tests="read"))
+    by_commit = {r["commit"]: r for r in records}
+    assert set(by_commit) == {c["code_and_test"], c["added_test"], c["squash"]}
+    assert report.rejected == {"merge": 2, "root_commit": 1, "short_message": 2, "test_file": 1}  # tests_only
+    both = by_commit[c["code_and_test"]]
+    assert both["ground_truth"] == {
+        "read_core_files": ["pkg/calc.py", "tests/test_calc.py"],
+        "read_core_regions": [
+            {"path": "pkg/calc.py", "start": 2, "end": 2},
+            {"path": "tests/test_calc.py", "start": 5, "end": 5},
+        ],
+        "read_optional_files_map": {},
+        "read_optional_regions_map": {},
+        "modified_core_files": ["pkg/calc.py"],  # a test is read, not modified
+        "main_files": ["pkg/calc.py"],
+        "test_files": ["tests/test_calc.py"],
+    }
+    assert "diff --git a/tests/test_calc.py b/tests/test_calc.py\n" in both["patch"]
+    assert (both["base_commit"], both["language"]) == (c["root"], "python")
+    added = by_commit[c["added_test"]]  # the added test file has no old side: left out
+    assert added["ground_truth"]["read_core_files"] == ["pkg/calc.py"] and added["ground_truth"]["test_files"] == []
+    assert added["ground_truth"]["read_core_regions"] == [{"path": "pkg/calc.py", "start": 7, "end": 7}]
+    assert "test_new.py" not in added["patch"]
+    with pytest.raises(ValueError, match="unknown test mode"):
+        MineConfig(tests="keep")
+
+
+def test_pull_requests_mode_mines_pr_merges_with_the_pr_text(exploration: dict[str, Any]) -> None:
+    c = exploration["commits"]
+    records, report = mine(exploration["mirror"], config=MineConfig(tests="read", pull_requests=True))
+    by_commit = {r["commit"]: r for r in records}
+    assert set(by_commit) == {c["code_and_test"], c["added_test"], c["pr_merge"], c["squash"]}
+    assert report.rejected == {"merge": 1, "root_commit": 1, "short_message": 2, "test_file": 1}  # plain merge
+    merge = by_commit[c["pr_merge"]]
+    assert merge["base_commit"] == c["tests_only"]  # first parent: the mainline before the merge
+    assert merge["problem_statement"] == PR_QUERY  # the PR title; the trailer is gone
+    assert merge["ground_truth"]["read_core_regions"] == [
+        {"path": "pkg/other.py", "start": 2, "end": 2},
+        {"path": "tests/test_calc.py", "start": 3, "end": 3},
+    ]
+    assert merge["ground_truth"]["test_files"] == ["tests/test_calc.py"]
+    assert merge["meta"] == {
+        "committed_at": "2024-01-06T12:00:00+00:00",
+        "pull_request": 42,
+        "pull_request_via": "merge",
+    }
+    squash = by_commit[c["squash"]]
+    assert squash["problem_statement"] == f"Speed up calc by caching the parsed table of values\n\n{SQUASH_BODY}"
+    assert squash["meta"]["pull_request"] == 7 and squash["meta"]["pull_request_via"] == "squash"
+    records, report = mine(exploration["mirror"], config=MineConfig(pull_requests=True))  # tests rejected
+    assert [r["commit"] for r in records] == [c["squash"]] and report.rejected["test_file"] == 3
+
+
+def test_pull_request_text() -> None:
+    assert pull_request_text("Merge pull request #5 from a/b\n\nFix it\n\nBody text.\n", merge=True) == (
+        "Fix it\n\nBody text.",
+        5,
+    )
+    assert pull_request_text("Merge pull request #5 from a/b\n", merge=True) is None  # no title
+    assert pull_request_text("Merge branch 'x'\n\nFix it\n", merge=True) is None
+    assert pull_request_text("Fix the parser (#12)\n\n* one\n\nSigned-off-by: A <a@b>\n", merge=False) == (
+        "Fix the parser\n\n* one",
+        12,
+    )
+    assert pull_request_text("Fix the parser (#12) again", merge=False) is None
+    assert pull_request_text("Merge pull request #5 from a/b\n\nFix it", merge=False) is None
+
+
+def test_script_passes_the_exploration_flags(exploration: dict[str, Any], tmp_path: Path) -> None:
+    out = tmp_path / "bench.jsonl"
+    main = runpy.run_path(str(ROOT / "scripts" / "mine_history.py"))["main"]
+    argv = ["--mirror", str(exploration["mirror"]), "--out", str(out), "--quiet", "--tests", "read", "--pull-requests"]
+    assert main(argv) == 0
+    assert len(load_bench(out)) == 4
+    report = json.loads((tmp_path / "bench.jsonl.report.json").read_text())
+    assert (report["config"]["tests"], report["config"]["pull_requests"]) == ("read", True)

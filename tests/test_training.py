@@ -39,3 +39,27 @@ def test_variants_name_feature_groups() -> None:
         "ranker-mentions",
         "ranker-mentions-graph",
     ]
+
+
+def test_test_candidates_train_only_where_a_test_file_is_gold() -> None:
+    """Rows 0-1 are code, 2-3 tests; row 1 was found by the graph only. A record mined by default labels no test
+    (its tests are unlabelled, left out); one mined with ``--tests read`` whose test file is core keeps them."""
+    import numpy as np
+
+    from swe_explore.explore.features import FROM_GRAPH, FROM_RETRIEVERS, CandidateConfig
+    from swe_explore.explore.training import ALL_FEATURES, Group
+
+    features = np.zeros((4, len(ALL_FEATURES)), dtype=np.float32)
+    features[2:, ALL_FEATURES.index("is_test")] = 1
+
+    def group(file_core: list[int]) -> Group:
+        n = np.zeros(4, dtype=np.int32)
+        return Group(
+            "r-1", "o/r", "abc", features, np.arange(4), n, n + 5, np.array(file_core, dtype=np.int32),
+            np.array([FROM_RETRIEVERS, FROM_GRAPH, FROM_RETRIEVERS, FROM_RETRIEVERS], dtype=np.uint8), 1,
+        )  # fmt: skip
+
+    with_graph, without_graph = CandidateConfig(graph=True), CandidateConfig(graph=False)
+    assert group([3, 3, 0, 0]).training_rows(with_graph).tolist() == [True, True, False, False]
+    assert group([3, 3, 0, 0]).training_rows(without_graph).tolist() == [True, False, False, False]
+    assert group([3, 3, 2, 0]).training_rows(with_graph).tolist() == [True, True, True, True]

@@ -4,13 +4,16 @@ Usage::
 
     python scripts/mine_history.py --mirror PATH --out BENCH.jsonl [--repo OWNER/NAME] [--max N] [--seed S]
         [--since DATE] [--until DATE] [--ref REF] [--first-parent] [--min-words 8] [--max-files 3]
-        [--allow RULE]... [--quiet]
+        [--allow RULE]... [--tests reject|read] [--pull-requests] [--quiet]
 
     python scripts/mine_history.py --mirror /work/.mirror/pallets+click/repo --out ../data/mined/click.jsonl
 
 One bench record per selected commit (``instance_id`` = ``<owner>__<name>-<12 hex>``, ``base_commit`` = the
 first parent, ``problem_statement`` = the message without trailers, ``ground_truth`` from ``git diff -U0``,
-``patch``, ``language``, ``gt_source: "commit_diff"``, ``commit``, ``dataset: "mined"``). The selection rules,
+``patch``, ``language``, ``gt_source: "commit_diff"``, ``commit``, ``dataset: "mined"``). ``--tests read`` keeps
+commits that change code together with its tests (the tests' hunks become read core regions, listed in
+``ground_truth.test_files``); ``--pull-requests`` mines pull-request merge commits and takes a pull request's
+title and body as the query. The selection rules,
 the insert-only convention and the checks every record passes are in ``docs/mining.md``. Candidates are
 shuffled with ``--seed`` and examined until ``--max`` records pass; rejected commits are counted by reason and
 language, printed, and written with the run's options to ``<out>.report.json``. Both files are written
@@ -28,7 +31,7 @@ from tqdm import tqdm
 
 from swe_explore.benchprep.git import GitError
 from swe_explore.benchprep.mine import MineConfig, MineReport, mine, write_outputs
-from swe_explore.benchprep.mine_rules import OPTIONAL_RULES, REJECTION_REASONS
+from swe_explore.benchprep.mine_rules import OPTIONAL_RULES, REJECTION_REASONS, TEST_MODES
 from swe_explore.commands._args import die, refuse_overwriting_inputs
 
 
@@ -72,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
             min_words=args.min_words,
             max_files=args.max_files,
             allow=frozenset(args.allow),
+            tests=args.tests,
+            pull_requests=args.pull_requests,
         )
     except ValueError as exc:
         parser.error(str(exc))
@@ -120,6 +125,17 @@ def _parser() -> argparse.ArgumentParser:
         choices=OPTIONAL_RULES,
         metavar="RULE",
         help=f"switch a rule off (repeatable): {', '.join(OPTIONAL_RULES)}",
+    )
+    parser.add_argument(
+        "--tests",
+        choices=TEST_MODES,
+        default="reject",
+        help="reject commits touching tests (default), or read: keep code changed with its tests, tests as read gold",
+    )
+    parser.add_argument(
+        "--pull-requests",
+        action="store_true",
+        help="mine pull-request merge commits (first-parent diff) and use PR title and body as the query",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
