@@ -173,3 +173,25 @@ def refuse_overwriting_inputs(
         for in_flag, path in given_inputs:
             if same_file(out, path):
                 die(parser, f"{out_flag} {out} is the input {in_flag} {path}; it would be overwritten: write elsewhere")
+
+
+def refuse_writing_into(
+    parser: argparse.ArgumentParser,
+    outputs: Iterable[tuple[str, Path | None]],
+    folders: Iterable[tuple[str, Path | None]],
+) -> None:
+    """Stop (exit status 2) when an output of the command lies inside a folder it reads (a snapshot folder, the
+    ``--repos`` directory) or keeps (the index store): writing there would change a snapshot or an index.
+
+    :param parser: the command's parser (for its name).
+    :param outputs: ``(flag, path)`` of each file or directory the command writes (``None``: not given).
+    :param folders: ``(flag, directory)`` of each folder that must stay untouched (``None``: not given).
+    """
+    given = [(flag, folder, folder.resolve()) for flag, folder in folders if folder is not None]
+    for out_flag, out in outputs:
+        if out is None:
+            continue
+        target = out.resolve()
+        for flag, folder, resolved in given:
+            if target == resolved or resolved in target.parents:
+                die(parser, f"{out_flag} {out} is inside {flag} {folder}; writing there would change it: write elsewhere")

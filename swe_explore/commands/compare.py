@@ -28,7 +28,13 @@ import sys
 from pathlib import Path
 
 from swe_explore.benchprep.release import record_language
-from swe_explore.commands._args import add_bench_arguments, die, load_bench_args, refuse_overwriting_inputs
+from swe_explore.commands._args import (
+    add_bench_arguments,
+    die,
+    load_bench_args,
+    refuse_overwriting_inputs,
+    refuse_writing_into,
+)
 from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
 from swe_explore.evaluation.compare import DEFAULT_BASELINE, Cell, baseline_cell, run_grid
 from swe_explore.evaluation.runner import ConcurrentRunError, ConfigMismatchError
@@ -54,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     inputs = [("--bench", args.bench), ("--issue-map", args.issue_map), ("--repos", args.repos)]
     refuse_overwriting_inputs(parser, [("--out", out)], inputs)
     records = load_bench_args(parser, args, limit=args.limit)
+    refuse_writing_into(parser, [("--out", out)], [("--repos", args.repos), ("--store", args.store)])
+    refuse_writing_into(parser, [("--store", args.store)], [("--repos", args.repos)])
 
     cells = _cells(parser, args)
     if args.resamples < 1:

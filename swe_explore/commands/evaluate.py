@@ -36,7 +36,13 @@ import sys
 from pathlib import Path
 
 from swe_explore.benchprep.release import record_language
-from swe_explore.commands._args import add_bench_arguments, die, load_bench_args, refuse_overwriting_inputs
+from swe_explore.commands._args import (
+    add_bench_arguments,
+    die,
+    load_bench_args,
+    refuse_overwriting_inputs,
+    refuse_writing_into,
+)
 from swe_explore.evaluation.line_counts import LINE_COUNT_MODES
 from swe_explore.evaluation.metrics import MAIN_METRICS, METRIC_NAMES
 from swe_explore.evaluation.region_checks import PAST_EOF_MARGIN
@@ -55,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         [("PRED", p) for p in args.predictions] + [("--bench", args.bench), ("--issue-map", args.issue_map)],
     )
     records = load_bench_args(parser, args, require_query=False)
+    refuse_writing_into(
+        parser, [("--json", args.json), ("--per-instance-csv", args.per_instance_csv)], [("--repos", args.repos)]
+    )
     compare = {"n_resamples": args.resamples, "seed": args.seed, "ci_method": args.ci_method}
     try:
         report = evaluate_files(

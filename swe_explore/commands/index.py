@@ -40,7 +40,7 @@ from typing import Any
 from tqdm import tqdm
 
 from swe_explore import MINI_REPOS
-from swe_explore.commands._args import die, refuse_overwriting_inputs
+from swe_explore.commands._args import die, refuse_overwriting_inputs, refuse_writing_into
 from swe_explore.commands.explorer_args import add_explorer_arguments, chunker_options_from_args
 from swe_explore.evaluation.bench import bench_snapshots, load_bench
 from swe_explore.explore.config import EMBEDDING_RETRIEVERS
@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.repos.is_dir():
         die(parser, f"--repos {args.repos} is not a directory")
     refuse_overwriting_inputs(parser, [("--out", args.out)], [("--repos", args.repos), ("--bench", args.bench)])
+    refuse_writing_into(parser, [("--out", args.out)], [("--repos", args.repos)])
     if args.out.exists() and not args.out.is_dir():
         die(parser, f"--out {args.out} is not a directory")
     snapshots = _snapshots(parser, args)

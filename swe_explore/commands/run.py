@@ -23,7 +23,13 @@ import sys
 import time
 from pathlib import Path
 
-from swe_explore.commands._args import add_bench_arguments, die, load_bench_args, refuse_overwriting_inputs
+from swe_explore.commands._args import (
+    add_bench_arguments,
+    die,
+    load_bench_args,
+    refuse_overwriting_inputs,
+    refuse_writing_into,
+)
 from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
 from swe_explore.evaluation.metrics import METRIC_NAMES
 from swe_explore.evaluation.results import (
@@ -51,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     default_name = config_key(explorer.name, explorer.explorer_config) + ".jsonl"
     out = args.out or Path("outputs/results") / args.bench.stem / default_name
     refuse_overwriting_inputs(parser, [("--out", out)], [("--bench", args.bench), ("--issue-map", args.issue_map)])
+    refuse_writing_into(parser, [("--out", out)], [("--repos", args.repos), ("--store", args.store)])
+    refuse_writing_into(parser, [("--store", args.store)], [("--repos", args.repos)])
     if out.is_file() and not args.overwrite:  # resume only a file of this bench: never mix benches in one file
         _refuse_foreign_rows(parser, out, args.bench)
     t0 = time.perf_counter()

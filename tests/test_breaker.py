@@ -1,0 +1,115 @@
+"""Issue 18 follow-ups found by a fresh-user breaker run: nothing silently wrong, nothing lost, no tracebacks."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import runpy
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MINI_BENCH = ROOT / "swe_explore" / "data" / "mini" / "mini.jsonl"
+MINI_REPOS = ROOT / "swe_explore" / "data" / "mini" / "repos"
+
+
+def _script(name: str) -> Callable[[list[str]], int]:
+    main: Callable[[list[str]], int] = runpy.run_path(str(ROOT / "scripts" / f"{name}.py"))["main"]
+    return main
+
+
+def _exit_status(main: Callable[[list[str]], int], argv: list[str]) -> int:
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    return int(caught.value.code or 0)
+
+
+def _python(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, cwd=ROOT, env={**os.environ, **(env or {})}
+    )
+
+
+@pytest.fixture()
+def repos(tmp_path: Path) -> Path:
+    """A copy of the mini bench's snapshots."""
+    copy = tmp_path / "repos"
+    shutil.copytree(MINI_REPOS, copy)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def predictions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A result file of the mini bench."""
+    tmp = tmp_path_factory.mktemp("preds")
+    out = tmp / "preds.jsonl"
+    argv = ["--out", str(out), "--store", str(tmp / "store"), "--quiet", "--retriever", "bm25"]
+    assert _script("run_baselines")(argv) == 0
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# 1. an output inside a snapshot folder or the index store
+# ----------------------------------------------------------------------------------------------------------
+
+
+def test_breaker_run_refuses_an_out_inside_a_snapshot(
+    repos: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """run --out <repos>/<snapshot>/setup.cfg --overwrite: exit 2, one line, the snapshot file is kept."""
+    target = repos / "mini__pyshop-1" / "setup.cfg"
+    before = target.read_bytes()
+    argv = ["--bench", str(MINI_BENCH), "--repos", str(repos), "--out", str(target), "--overwrite", "--quiet"]
+    status = _exit_status(_script("run_baselines"), [*argv, "--store", str(tmp_path / "store")])
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and err.split(" ", 1)[0].endswith(".py:") and err.split(" ", 1)[1] == (
+        f"error: --out {target} is inside --repos {repos}; writing there would change it: "
+        "write elsewhere"
+    )
+    assert target.read_bytes() == before
+
+
+def test_breaker_run_refuses_an_out_inside_the_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """run --out <store>/rows.jsonl: exit 2 (the store holds indexes only)."""
+    store = tmp_path / "store"
+    argv = ["--out", str(store / "rows.jsonl"), "--store", str(store), "--quiet", "--retriever", "bm25"]
+    assert _exit_status(_script("run_baselines"), argv) == 2
+    assert f"is inside --store {store}" in capsys.readouterr().err
+    assert not (store / "rows.jsonl").exists()
+
+
+@pytest.mark.parametrize("flag", ["--json", "--per-instance-csv"])
+def test_breaker_evaluate_refuses_an_output_inside_a_snapshot(
+    predictions: Path, repos: Path, flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """evaluate --json / --per-instance-csv inside --repos: exit 2, the snapshot file is kept."""
+    target = repos / "mini__pyshop-1" / "setup.cfg"
+    before = target.read_bytes()
+    argv = [str(predictions), "--bench", str(MINI_BENCH), "--repos", str(repos), flag, str(target)]
+    assert _exit_status(_script("evaluate"), argv) == 2
+    assert f"{flag} {target} is inside --repos {repos}" in capsys.readouterr().err
+    assert target.read_bytes() == before
+
+
+def test_breaker_compare_refuses_an_out_inside_the_repos(repos: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """compare --out <repos>/x: exit 2 before anything is written."""
+    out = repos / "mini__pyshop-1" / "grid"
+    argv = ["--bench", str(MINI_BENCH), "--repos", str(repos), "--out", str(out), "--quiet", "--retrievers", "bm25"]
+    assert _exit_status(_script("compare_chunkers"), argv) == 2
+    assert f"--out {out} is inside --repos {repos}" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_breaker_index_refuses_a_store_inside_the_repos(repos: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """index_repos --out <repos>/store: exit 2 (the store would become a snapshot folder)."""
+    out = repos / "store"
+    assert _exit_status(_script("index_repos"), ["--repos", str(repos), "--out", str(out), "--quiet"]) == 2
+    assert f"--out {out} is inside --repos {repos}" in capsys.readouterr().err
+    assert not out.exists()
