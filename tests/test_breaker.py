@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import errno
-import json
 import os
 import runpy
 import shutil
@@ -11,7 +9,6 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -69,9 +66,11 @@ def test_breaker_run_refuses_an_out_inside_a_snapshot(
     argv = ["--bench", str(MINI_BENCH), "--repos", str(repos), "--out", str(target), "--overwrite", "--quiet"]
     status = _exit_status(_script("run_baselines"), [*argv, "--store", str(tmp_path / "store")])
     err = capsys.readouterr().err.strip()
-    assert status == 2 and err.split(" ", 1)[0].endswith(".py:") and err.split(" ", 1)[1] == (
-        f"error: --out {target} is inside --repos {repos}; writing there would change it: "
-        "write elsewhere"
+    assert (
+        status == 2
+        and err.split(" ", 1)[0].endswith(".py:")
+        and err.split(" ", 1)[1]
+        == (f"error: --out {target} is inside --repos {repos}; writing there would change it: write elsewhere")
     )
     assert target.read_bytes() == before
 

@@ -194,4 +194,7 @@ def refuse_writing_into(
         target = out.resolve()
         for flag, folder, resolved in given:
             if target == resolved or resolved in target.parents:
-                die(parser, f"{out_flag} {out} is inside {flag} {folder}; writing there would change it: write elsewhere")
+                die(
+                    parser,
+                    f"{out_flag} {out} is inside {flag} {folder}; writing there would change it: write elsewhere",
+                )
