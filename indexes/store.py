@@ -472,13 +472,13 @@ class ReadOnlyStoreError(ValueError):
 
     :param path: the index directory that would have to be built.
     :param cause: the error of the attempt to take the index's lock.
+    :param advice: what to do instead of the default advice (e.g. the ``explore`` command's).
     """
 
-    def __init__(self, path: str | Path, cause: OSError) -> None:
+    def __init__(
+        self, path: str | Path, cause: OSError, advice: str = "build it with scripts/index_repos.py in a writable store"
+    ) -> None:
         self.path = Path(path)
         self.cause = cause
         reason = cause.strerror or type(cause).__name__
-        super().__init__(
-            f"{path}: missing or stale, and the store is read-only ({reason}); "
-            "build it with scripts/index_repos.py in a writable store"
-        )
+        super().__init__(f"{path}: missing or stale, and the store is read-only ({reason}); {advice}")

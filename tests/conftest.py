@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import builtins
+import errno
+import io
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -128,3 +132,60 @@ def store_tree() -> Callable[[Path], dict[str, bytes]]:
     """A function mapping an index store to ``{relative path: bytes}`` (manifests without timings), to compare
     two builds file by file."""
     return _store_tree
+
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+@pytest.fixture()
+def read_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Path], list[str]]]:
+    """Make a directory tree behave like a read-only mount: every write below it (creating, opening for writing,
+    renaming, removing) raises ``OSError(EROFS)``, as it does even for root on a read-only file system (``chmod``
+    does not stop root). Returns the list of refused writes, for the test to inspect."""
+    refused: list[str] = []
+    roots: list[str] = []
+
+    def inside(path: Any, dir_fd: int | None = None) -> bool:
+        if dir_fd is not None or isinstance(path, int):
+            return False
+        name = os.path.abspath(os.fsdecode(path))
+        return any(name == r or name.startswith(r + os.sep) for r in roots)
+
+    def refuse(path: Any) -> None:
+        refused.append(os.fsdecode(path))
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fsdecode(path))
+
+    def guard(real: Callable[..., Any], n_paths: int = 1) -> Callable[..., Any]:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            for path in args[:n_paths]:
+                if inside(path, kwargs.get("dir_fd")):
+                    refuse(path)
+            return real(*args, **kwargs)
+
+        return wrapped
+
+    real_os_open, real_open = os.open, builtins.open
+
+    def os_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & _WRITE_FLAGS and inside(path, kwargs.get("dir_fd")):
+            refuse(path)
+        return real_os_open(path, flags, *args, **kwargs)
+
+    def open_(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(file, int) and set(mode) & set("wax+") and inside(file):
+            refuse(file)
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", os_open)
+    monkeypatch.setattr(builtins, "open", open_)
+    monkeypatch.setattr(io, "open", open_)
+    for name in ("mkdir", "unlink", "remove", "rmdir"):
+        monkeypatch.setattr(os, name, guard(getattr(os, name)))
+    for name in ("replace", "rename"):
+        monkeypatch.setattr(os, name, guard(getattr(os, name), 2))
+
+    def make(root: Path) -> list[str]:
+        roots.append(os.path.abspath(root))
+        return refused
+
+    yield make

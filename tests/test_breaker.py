@@ -112,3 +112,34 @@ def test_breaker_index_refuses_a_store_inside_the_repos(repos: Path, capsys: pyt
     assert _exit_status(_script("index_repos"), ["--repos", str(repos), "--out", str(out), "--quiet"]) == 2
     assert f"--out {out} is inside --repos {repos}" in capsys.readouterr().err
     assert not out.exists()
+
+
+# ----------------------------------------------------------------------------------------------------------
+# 2. explore on a read-only store built by index_repos
+# ----------------------------------------------------------------------------------------------------------
+
+
+def test_breaker_explore_read_only_store_advice_and_exit_status(
+    repos: Path, tmp_path: Path, read_only: Callable[[Path], list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """index_repos keys a snapshot by folder name, explore by name + path hash: on a read-only copy, explore exits 1
+    with advice that helps (--snapshot-name), and --snapshot-name reuses the store without writing."""
+    from swe_explore.commands.explore import main as explore_main
+
+    store, snapshot = tmp_path / "store", repos / "mini__pyshop-1"
+    argv = ["--repos", str(repos), "--out", str(store), "--retriever", "bm25", "--quiet"]
+    assert _script("index_repos")(argv) == 0
+    capsys.readouterr()
+    refused = read_only(store)
+    query = [str(snapshot), "cart total", "--store", str(store), "--retriever", "bm25"]
+    assert explore_main(query) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "index_repos.py in a writable store" not in err
+    assert "; build it on a writable store with " in err
+    assert err.endswith(
+        f".py {snapshot} --store DIR, or, if index_repos.py indexed "
+        "this folder in that store, pass --snapshot-name mini__pyshop-1"
+    )
+    refused.clear()
+    assert explore_main([*query, "--snapshot-name", "mini__pyshop-1"]) == 0
+    assert refused == []

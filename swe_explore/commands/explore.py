@@ -3,7 +3,7 @@
 Usage::
 
     python scripts/explore.py PATH "issue text" [--k 5] [--budget 500] [--retriever NAME] [--chunker NAME]
-        [--format text|json] [--lines N] [--store DIR] [--model PATH]
+        [--format text|json] [--lines N] [--store DIR [--snapshot-name NAME]] [--model PATH]
     python scripts/explore.py PATH - < issue.md          # the issue text from standard input
 
 ``PATH`` is any folder (a repository checkout, a snapshot); it is indexed on first use and the index is kept
@@ -68,7 +68,7 @@ def walk_notes(root: Path, stats: WalkStats) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; return the exit status (0 ok, 2 bad input)."""
+    """Run the command line; return the exit status (0 ok, 1 the store cannot be written, 2 bad input)."""
     parser = _parser()
     args = parser.parse_args(argv)
     if not args.path.exists():
@@ -85,9 +85,16 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     try:
-        regions = explorer.explore(args.path, issue)
-    except ReadOnlyStoreError as exc:
-        die(parser, str(exc))
+        regions = explorer.explore(args.path, issue, args.snapshot_name)
+    except ReadOnlyStoreError as exc:  # an operational failure (exit status 1), with advice that fits explore
+        advice = f"build it on a writable store with {parser.prog} {args.path} --store DIR"
+        if args.snapshot_name is None:
+            advice += (
+                f", or, if index_repos.py indexed this folder in that store, pass --snapshot-name "
+                f"{args.path.resolve().name}"
+            )
+        print(f"{parser.prog}: error: {ReadOnlyStoreError(exc.path, exc.cause, advice)}", file=sys.stderr)
+        return 1
     walk = getattr(explorer, "walk", None)
     for note in walk_notes(args.path, walk_snapshot(args.path, walk if isinstance(walk, WalkConfig) else None)[1]):
         print(f"note: {note}", file=sys.stderr)
@@ -123,5 +130,12 @@ def _parser() -> argparse.ArgumentParser:
         help="text: ranked regions with their first lines; json: one object (default: %(default)s)",
     )
     parser.add_argument("--lines", type=int, default=3, help="first lines shown per region (default %(default)s)")
+    parser.add_argument(
+        "--snapshot-name",
+        default=None,
+        metavar="NAME",
+        help="the folder's name in the store (default: its name and a hash of its path); index_repos.py names "
+        "a snapshot by its folder name, so --snapshot-name FOLDER reuses a store it built",
+    )
     add_explorer_arguments(parser)
     return parser
