@@ -48,18 +48,38 @@ def write_bytes_atomic(path: str | Path, data: bytes, *, temp_dir: str | Path | 
     :raises OSError: if the file cannot be written or renamed (the temporary is removed, ``path`` is unchanged).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _create_temporary(path.parent if temp_dir is None else Path(temp_dir), path.name)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _create_temporary(path.parent if temp_dir is None else Path(temp_dir), path.name)
+    except OSError as exc:
+        raise _naming(exc, path) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        if isinstance(exc, OSError):
+            raise _naming(exc, path) from exc
         raise
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """The error of a failed write, naming the target file (not the temporary, nor none as a full disk does).
+
+    :param exc: the error (one without ``errno`` is returned as it is: its message is its own).
+    :param path: the target file.
+    :return: an error of the same class with ``filename`` set to ``path``.
+    """
+    if exc.errno is None or exc.filename == str(path):
+        return exc
+    try:
+        return type(exc)(exc.errno, exc.strerror, str(path))
+    except TypeError:  # a subclass with another constructor
+        return OSError(exc.errno, exc.strerror, str(path))
 
 
 def write_text_atomic(path: str | Path, text: str, *, encoding: str = "utf-8") -> None:

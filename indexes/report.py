@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from swe_explore.chunking.atomic import write_text_atomic
 from swe_explore.chunking.registry import make_chunker
 from swe_explore.indexes.batch import IndexJob, index_many
 from swe_explore.indexes.cache import CACHE_KINDS
-from swe_explore.indexes.files import write_json
 from swe_explore.retrievers.registry import make_retriever, retriever_options
 
 #: What ``swe-explore index`` builds without ``--retriever``: the indexes of the default (learned) explorer.
@@ -195,7 +195,8 @@ def index_snapshots(
     :param argv: the command line, recorded in the report.
     :return: the run.
     :raises ImportError: the backend's extra is not installed.
-    :raises OSError: the backend cannot start (e.g. an unreachable scheduler).
+    :raises OSError: the backend cannot start (e.g. an unreachable scheduler; no ``filename``), or the run report
+        cannot be written (``filename`` is the report).
     :raises TimeoutError: the Dask scheduler does not answer in time.
     """
     t0 = time.perf_counter()
@@ -223,5 +224,5 @@ def index_snapshots(
     }
     path = run_report_path(store)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_json(path, json.loads(json.dumps(run, default=str)))
+    write_text_atomic(path, json.dumps(json.loads(json.dumps(run, default=str)), indent=1, sort_keys=True) + "\n")
     return IndexRun(run, path, wall)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import runpy
 import shutil
@@ -9,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -143,3 +145,45 @@ def test_breaker_explore_read_only_store_advice_and_exit_status(
     refused.clear()
     assert explore_main([*query, "--snapshot-name", "mini__pyshop-1"]) == 0
     assert refused == []
+
+
+# ----------------------------------------------------------------------------------------------------------
+# 3. index_repos: a read-only or full store is exit status 1 and the error policy's line
+# ----------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "hint"),
+    [
+        (errno.EROFS, "Read-only file system (EROFS): the file system is read-only"),
+        (errno.ENOSPC, "No space left on device (ENOSPC): the disk is full"),
+    ],
+)
+def test_breaker_index_report_write_failure_is_exit_1_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], code: int, hint: str
+) -> None:
+    """The run report cannot be written (read-only store, full disk): exit 1, one line naming the report file,
+    no "loky backend: OSError" and no raw errno text."""
+    from swe_explore.commands._errors import run_main
+
+    store = tmp_path / "store"
+    argv = ["--repos", str(MINI_REPOS), "--out", str(store), "--retriever", "bm25", "--quiet"]
+    real_fdopen = os.fdopen
+
+    def fdopen(fd: int, *args: Any, **kwargs: Any) -> Any:
+        handle = real_fdopen(fd, *args, **kwargs)
+        if "_reports" in os.readlink(f"/proc/self/fd/{fd}"):
+
+            def write(data: bytes) -> int:
+                raise OSError(code, os.strerror(code))
+
+            handle.write = write
+        return handle
+
+    monkeypatch.setattr(os, "fdopen", fdopen)
+    assert run_main(_script("index_repos"), argv) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    (report,) = [line for line in lines if "error" in line]
+    assert "backend" not in report and "[Errno" not in report
+    assert f"file operation failed {store / '_reports'}/index-" in report and f".json: {hint}" in report
+    assert list((store / "_reports").iterdir()) == []  # no partial report, no temporary

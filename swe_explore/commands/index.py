@@ -75,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
             snapshots, args.out, job, args.jobs, args.backend, args.scheduler, bar, sys.argv if argv is None else argv
         )
     except (ImportError, OSError, TimeoutError) as exc:  # missing dask extra, unreachable scheduler
+        if isinstance(exc, OSError) and exc.filename is not None:  # a file of the store: exit 1 (commands._errors)
+            raise
         die(parser, f"{args.backend} backend: {type(exc).__name__}: {exc}")
     print(run.summary())
     for line in run.problems():
