@@ -25,15 +25,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from swe_explore.commands._errors import run_main
-from swe_explore.evaluation.bench import find_snapshot, load_bench
-from swe_explore.evaluation.metrics import MAIN_METRICS, METRIC_NAMES
-from swe_explore.evaluation.results import Coverage, evaluate_rows, read_rows
-from swe_explore.evaluation.runner import run_explorer
-from swe_explore.evaluation.stats import compare_rows, format_comparison
-from swe_explore.explore.explorer import make_explorer
-from swe_explore.explore.fusion import FusionExplorer
-from swe_explore.explore.packing import PackConfig
+from swe_explore.commands._errors import interrupt_quietly, run_main
+
+with interrupt_quietly():  # Ctrl-C while the modules import: exit 130 quietly
+    from swe_explore.evaluation.bench import find_snapshot, load_bench
+    from swe_explore.evaluation.metrics import MAIN_METRICS, METRIC_NAMES
+    from swe_explore.evaluation.results import Coverage, evaluate_rows, read_rows
+    from swe_explore.evaluation.runner import run_explorer
+    from swe_explore.evaluation.stats import compare_rows, format_comparison
+    from swe_explore.explore.explorer import make_explorer
+    from swe_explore.explore.fusion import FusionExplorer
+    from swe_explore.explore.packing import PackConfig
 
 MODEL_DIR: list[Path] = []  # set by --model-dir
 

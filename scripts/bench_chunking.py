@@ -46,16 +46,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from swe_explore.chunking.languages import get_parser, get_spec, language_for_path, needs_text
-from swe_explore.chunking.lines import split_lines
-from swe_explore.chunking.registry import chunk_snapshot, make_chunker
-from swe_explore.chunking.treesitter import DEFINITION_KINDS, FunctionChunker
-from swe_explore.chunking.types import Chunk, SourceFile
-from swe_explore.chunking.walk import walk_snapshot
-from swe_explore.chunking.window import Chunker, WindowChunker
-from swe_explore.commands._args import add_chunker_arguments, chunker_from_args
-from swe_explore.commands._errors import run_main
-from swe_explore.explore import reference
+from swe_explore.commands._errors import interrupt_quietly, run_main
+
+with interrupt_quietly():  # Ctrl-C while the modules import: exit 130 quietly
+    from swe_explore.chunking.languages import get_parser, get_spec, language_for_path, needs_text
+    from swe_explore.chunking.lines import split_lines
+    from swe_explore.chunking.registry import chunk_snapshot, make_chunker
+    from swe_explore.chunking.treesitter import DEFINITION_KINDS, FunctionChunker
+    from swe_explore.chunking.types import Chunk, SourceFile
+    from swe_explore.chunking.walk import walk_snapshot
+    from swe_explore.chunking.window import Chunker, WindowChunker
+    from swe_explore.commands._args import add_chunker_arguments, chunker_from_args
+    from swe_explore.explore import reference
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SNAPSHOT = ROOT / "repos" / "dev" / "pydata__xarray-7393"

@@ -38,15 +38,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from swe_explore.chunking.languages import get_parser, get_spec
-from swe_explore.chunking.registry import chunk_files, make_chunker
-from swe_explore.chunking.types import Chunk, SourceFile
-from swe_explore.chunking.walk import walk_snapshot
-from swe_explore.commands._errors import run_main
-from swe_explore.indexes.graph import SymbolGraph
-from swe_explore.indexes.graph_build import build_graph
-from swe_explore.indexes.graph_expand import expand
-from swe_explore.retrievers.registry import make_retriever
+from swe_explore.commands._errors import interrupt_quietly, run_main
+
+with interrupt_quietly():  # Ctrl-C while the modules import: exit 130 quietly
+    from swe_explore.chunking.languages import get_parser, get_spec
+    from swe_explore.chunking.registry import chunk_files, make_chunker
+    from swe_explore.chunking.types import Chunk, SourceFile
+    from swe_explore.chunking.walk import walk_snapshot
+    from swe_explore.indexes.graph import SymbolGraph
+    from swe_explore.indexes.graph_build import build_graph
+    from swe_explore.indexes.graph_expand import expand
+    from swe_explore.retrievers.registry import make_retriever
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_REPOS = ROOT / "repos" / "dev"

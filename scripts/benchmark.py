@@ -46,8 +46,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from swe_explore.chunking.walk import walk_snapshot
-from swe_explore.commands._errors import run_main
+from swe_explore.commands._errors import interrupt_quietly, run_main
+
+with interrupt_quietly():  # Ctrl-C while the modules import: exit 130 quietly
+    from swe_explore.chunking.walk import walk_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 DEV_REPOS = ROOT / "repos" / "dev"

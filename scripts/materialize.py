@@ -6,8 +6,10 @@ Thin wrapper: the command lives in :mod:`swe_explore.commands.materialize` (also
 
 import sys
 
-from swe_explore.commands._errors import run_main
-from swe_explore.commands.materialize import main
+from swe_explore.commands._errors import interrupt_quietly, run_main
+
+with interrupt_quietly():  # Ctrl-C while the command imports: exit 130 quietly
+    from swe_explore.commands.materialize import main
 
 if __name__ == "__main__":
     sys.exit(run_main(main))

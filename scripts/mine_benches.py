@@ -19,9 +19,11 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from swe_explore.benchprep.mine_rules import TEST_MODES
-from swe_explore.commands import mine as mine_command
-from swe_explore.commands._errors import run_main
+from swe_explore.commands._errors import interrupt_quietly, run_main
+
+with interrupt_quietly():  # Ctrl-C while the modules import: exit 130 quietly
+    from swe_explore.benchprep.mine_rules import TEST_MODES
+    from swe_explore.commands import mine as mine_command
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -187,3 +187,17 @@ def test_breaker_index_report_write_failure_is_exit_1_naming_the_file(
     assert "backend" not in report and "[Errno" not in report
     assert f"file operation failed {store / '_reports'}/index-" in report and f".json: {hint}" in report
     assert list((store / "_reports").iterdir()) == []  # no partial report, no temporary
+
+
+# ----------------------------------------------------------------------------------------------------------
+# 4. Ctrl-C while a script imports its command
+# ----------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("script", ["run_baselines", "evaluate", "index_repos", "explore", "ablation"])
+def test_breaker_ctrl_c_during_start_up_is_quiet(tmp_path: Path, script: str) -> None:
+    """A KeyboardInterrupt while the heavy modules import (here: numpy's import raises it): exit 130, one line
+    "interrupted", no traceback."""
+    (tmp_path / "numpy.py").write_text("raise KeyboardInterrupt\n")
+    done = _python(f"scripts/{script}.py", "--out", str(tmp_path / "x.jsonl"), env={"PYTHONPATH": str(tmp_path)})
+    assert (done.returncode, done.stderr.strip()) == (130, f"{script}.py: interrupted")

@@ -12,7 +12,8 @@ exit status  meaning
 
 ``--debug`` (accepted by every command, anywhere on the line) or ``SWE_EXPLORE_DEBUG=1`` shows the traceback
 instead; ``--version`` prints ``swe-explore-baselines <version>``. A closed standard output (``| head``) ends
-the command quietly. :func:`run_main` is used by ``swe-explore`` and by every ``scripts/*.py``.
+the command quietly. :func:`run_main` is used by ``swe-explore`` and by every ``scripts/*.py``; a script imports
+its command inside :func:`interrupt_quietly` (this module is light), so Ctrl-C during its start-up is quiet too.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import contextlib
 import errno
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from swe_explore import __version__
 
@@ -98,6 +99,22 @@ def error_message(exc: BaseException) -> tuple[str, int]:
     if isinstance(exc, MemoryError):
         return "out of memory; use a smaller input (--limit) or a machine with more memory", EXIT_FAILURE
     return f"{type(exc).__name__}: {exc} (rerun with --debug for the traceback)", EXIT_FAILURE
+
+
+@contextlib.contextmanager
+def interrupt_quietly() -> Iterator[None]:
+    """Ctrl-C inside the block exits with status 130 and one line, as under :func:`run_main`; for a script's
+    imports, which take about a second before ``run_main`` runs (``--debug`` shows the traceback).
+
+    :raises SystemExit: with :data:`EXIT_INTERRUPTED` on ``KeyboardInterrupt``.
+    """
+    try:
+        yield
+    except KeyboardInterrupt:
+        if debug_requested(sys.argv[1:]):
+            raise
+        print(f"\n{os.path.basename(sys.argv[0]) or 'swe-explore'}: interrupted", file=sys.stderr)
+        raise SystemExit(EXIT_INTERRUPTED) from None
 
 
 def run_main(main: Callable[[list[str]], int | None], argv: Sequence[str] | None = None) -> int:
