@@ -59,6 +59,7 @@ __all__ = [
     "MODEL_ENV_VAR",
     "Embedder",
     "EmbeddingRetriever",
+    "ModelUnavailableError",
     "PotionRetriever",
     "check_vectors",
     "embed_chunks",
@@ -67,6 +68,12 @@ __all__ = [
     "model_for_index",
     "resolve_model_spec",
 ]
+
+
+class ModelUnavailableError(ValueError):
+    """A Potion model named by a hub id cannot be loaded (the hub is unreachable or does not have it): an
+    operational failure (exit status 1 under :mod:`swe_explore.commands._errors`), not a bad flag."""
+
 
 #: Hub id of the default model.
 DEFAULT_EMBEDDING_MODEL = "minishlab/potion-base-8M"
@@ -129,7 +136,9 @@ def load_embedding_model(spec: str | os.PathLike[str]) -> tuple[StaticModel, str
     :param spec: a local model directory or a hub id (see :func:`resolve_model_spec`).
     :return: ``(model, fingerprint)``.
     :raises FileNotFoundError: if ``spec`` looks like a path (starts with ``/``, ``.`` or ``~``) but does not exist.
-    :raises ValueError: if the model cannot be loaded, e.g. a hub id while the hub is unreachable.
+    :raises ValueError: if a local directory is not a loadable model.
+    :raises ModelUnavailableError: (a ``ValueError``) if a hub id cannot be loaded, e.g. while the hub is
+        unreachable; the message names the model and ``--model PATH`` / ``$SWE_EXPLORE_POTION_MODEL``.
     """
     spec = str(spec)
     key = _cache_key(spec)
@@ -150,7 +159,7 @@ def load_embedding_model(spec: str | os.PathLike[str]) -> tuple[StaticModel, str
         try:
             model = StaticModel.from_pretrained(spec, force_download=False)
         except Exception as exc:  # hub errors: offline, unknown repo, ...
-            raise ValueError(
+            raise ModelUnavailableError(
                 f"could not load Potion model {spec!r}: it is not a local directory and the Hugging Face hub "
                 f"is unreachable or does not have it ({type(exc).__name__}); pass --model PATH (a local "
                 f"model2vec directory) or set {MODEL_ENV_VAR}"

@@ -201,3 +201,19 @@ def test_breaker_ctrl_c_during_start_up_is_quiet(tmp_path: Path, script: str) ->
     (tmp_path / "numpy.py").write_text("raise KeyboardInterrupt\n")
     done = _python(f"scripts/{script}.py", "--out", str(tmp_path / "x.jsonl"), env={"PYTHONPATH": str(tmp_path)})
     assert (done.returncode, done.stderr.strip()) == (130, f"{script}.py: interrupted")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# 5. a missing hub model; a negative start resolved after its end
+# ----------------------------------------------------------------------------------------------------------
+
+
+def test_breaker_missing_hub_model_is_exit_1_in_one_line(tmp_path: Path) -> None:
+    """--retriever potion offline without a model: exit 1, one line naming the model and the fix (no usage)."""
+    env = {"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    argv = ["--retriever", "potion", "--out", str(tmp_path / "x.jsonl"), "--store", str(tmp_path / "s"), "--quiet"]
+    done = _python("scripts/run_baselines.py", *argv, env=env)
+    assert done.returncode == 1 and "usage:" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("run_baselines.py: error: could not load Potion model 'minishlab/potion-base-8M'")
+    assert line.endswith("pass --model PATH (a local model2vec directory) or set SWE_EXPLORE_POTION_MODEL")

@@ -5,7 +5,7 @@ exit status  meaning
 ===========  ================================================================================================
 0            done
 1            failure: an instance failed, a file could not be read or written (disk full, read-only, no
-             permission), a corrupt index, a missing optional dependency, ``--strict`` gaps
+             permission), a corrupt index, a missing optional dependency or model, ``--strict`` gaps
 2            usage: bad flags or bad input (a malformed bench, an output that is one of the inputs)
 130          interrupted (Ctrl-C)
 ===========  ================================================================================================
@@ -86,8 +86,9 @@ def error_message(exc: BaseException) -> tuple[str, int]:
     from swe_explore.evaluation.runner import RunAbortedError
     from swe_explore.indexes.files import CorruptIndexError
     from swe_explore.indexes.store import ReadOnlyStoreError
+    from swe_explore.retrievers.potion import ModelUnavailableError
 
-    if isinstance(exc, (CorruptIndexError, ReadOnlyStoreError, RunAbortedError)):
+    if isinstance(exc, (CorruptIndexError, ModelUnavailableError, ReadOnlyStoreError, RunAbortedError)):
         return str(exc), EXIT_FAILURE
     if isinstance(exc, OSError):
         return describe_os_error(exc), EXIT_FAILURE

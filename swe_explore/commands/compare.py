@@ -42,6 +42,7 @@ from swe_explore.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from swe_explore.explore.explorer import IndexedExplorer, make_explorer
 from swe_explore.explore.packing import PackConfig
 from swe_explore.explore.priors import RankPriors
+from swe_explore.retrievers.potion import ModelUnavailableError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,6 +159,8 @@ def _cells(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Ce
                     cells.append(
                         (label, explorer, {"chunker": chunker, "retriever": retriever + (" raw" if raw else "")})
                     )
+    except ModelUnavailableError:  # no model: an operational failure, exit status 1 (commands._errors)
+        raise
     except ValueError as exc:
         parser.error(str(exc))
     return cells

@@ -28,6 +28,7 @@ from swe_explore.chunking.walk import WalkConfig, WalkStats, walk_snapshot
 from swe_explore.commands._args import die
 from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
 from swe_explore.indexes.store import ReadOnlyStoreError
+from swe_explore.retrievers.potion import ModelUnavailableError
 
 
 def region_preview(root: Path, region: Region, n_lines: int) -> list[str]:
@@ -82,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         die(parser, "the issue text is empty")
     try:
         explorer = explorer_from_args(args)
+    except ModelUnavailableError:  # no model: an operational failure, exit status 1 (commands._errors)
+        raise
     except ValueError as exc:
         parser.error(str(exc))
     try:

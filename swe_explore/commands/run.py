@@ -42,6 +42,7 @@ from swe_explore.evaluation.results import (
 )
 from swe_explore.evaluation.runner import ConcurrentRunError, ConfigMismatchError, RunAbortedError, run_explorer
 from swe_explore.indexes.store import config_key
+from swe_explore.retrievers.potion import ModelUnavailableError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     records = load_bench_args(parser, args, limit=args.limit)
     try:
         explorer = explorer_from_args(args)
+    except ModelUnavailableError:  # no model: an operational failure, exit status 1 (commands._errors)
+        raise
     except ValueError as exc:
         parser.error(str(exc))
     default_name = config_key(explorer.name, explorer.explorer_config) + ".jsonl"
