@@ -4,10 +4,11 @@ The evaluator scores every region as the reference does (:mod:`evaluation.metric
 checks only report, so that a score never looks complete when it is not:
 
 - An **invalid region** (ground truth or prediction) is one of the kinds of :data:`INVALID_KINDS`: ``start >
-  end``, ``start == 0``, a negative start with an end below 1 other than ``-1``, an end past the file's last line
-  by more than :data:`PAST_EOF_MARGIN` lines, or (ground truth) a file outside the snapshot. ``end == -1`` and
-  negative starts are the reference's sentinels and stay valid. Predicted files outside the snapshot are
-  reported as ``paths_not_in_snapshot`` (:class:`evaluation.results.Coverage`).
+  end`` (for a negative start, once resolved against the file's length), ``start == 0``, a negative start with
+  an end below 1 other than ``-1``, an end past the file's last line by more than :data:`PAST_EOF_MARGIN` lines,
+  or (ground truth) a file outside the snapshot. ``end == -1`` and negative starts are the reference's sentinels
+  and stay valid. Predicted files outside the snapshot are reported as ``paths_not_in_snapshot``
+  (:class:`evaluation.results.Coverage`).
 - A **sentinel region outside the ground truth** is a prediction with ``end == -1`` or a negative start on a
   file of the snapshot that no ground-truth region names: the reference has no line count for it, so it adds
   no predicted lines (docs/metrics.md §0.1). :func:`resolved_line_counts` gives the map that scores it with the file's
@@ -54,6 +55,10 @@ def region_problem(start: int, end: int, n_lines: int | None) -> str | None:
     if start < 0:
         if end != END_OF_FILE and end < 1:
             return "end_below_1"
+        if end != END_OF_FILE and n_lines is not None and n_lines >= 1:
+            resolved_start = max(1, min(n_lines + start + 1, n_lines))  # as metrics.resolve_interval resolves it
+            if resolved_start > min(end, n_lines):
+                return "start_after_end"
     elif end != END_OF_FILE and start > end:
         return "start_after_end"
     if n_lines is not None and end > n_lines + PAST_EOF_MARGIN:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import runpy
 import shutil
@@ -217,3 +218,33 @@ def test_breaker_missing_hub_model_is_exit_1_in_one_line(tmp_path: Path) -> None
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("run_baselines.py: error: could not load Potion model 'minishlab/potion-base-8M'")
     assert line.endswith("pass --model PATH (a local model2vec directory) or set SWE_EXPLORE_POTION_MODEL")
+
+
+def test_breaker_negative_start_resolved_after_its_end_is_invalid() -> None:
+    """-3..5 in a 32-line file resolves to 30..5 (docs/metrics.md §0.1): start_after_end; -3..31 and -3..-1 stay
+    valid, and without a line count nothing can be said."""
+    from swe_explore.evaluation.region_checks import region_problem
+
+    assert region_problem(-3, 5, 32) == "start_after_end"
+    assert region_problem(-40, 5, 32) is None  # resolves to 1..5
+    assert region_problem(-3, 30, 32) is None  # 30..30
+    assert region_problem(-3, 29, 32) == "start_after_end"
+    assert region_problem(-3, -1, 32) is None
+    assert region_problem(-3, 5, None) is None
+
+
+def test_breaker_strict_evaluate_fails_on_an_inverted_negative_start(
+    predictions: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ground-truth region -3..5 in pyshop/cart.py (31 lines -> 29..5): warned, and --strict exits 1."""
+    lines = MINI_BENCH.read_text().splitlines()
+    record = json.loads(lines[0])
+    record["ground_truth"]["read_core_regions"][0] = {"path": "pyshop/cart.py", "start": -3, "end": 5}
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    argv = [str(predictions), "--bench", str(bench), "--repos", str(MINI_REPOS)]
+    assert _script("evaluate")([*argv, "--strict"]) == 1
+    assert (
+        "1 ground-truth region(s) in 1 instance(s) have start > end, "
+        "e.g. mini__pyshop-1: pyshop/cart.py -3-5" in capsys.readouterr().err
+    )
