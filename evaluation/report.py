@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from swe_explore.chunking.atomic import write_text_atomic
 from swe_explore.evaluation.bench import BenchRecord, SnapshotCommitError
 from swe_explore.evaluation.results import (
     RESOLVED_METRICS_KEY,
@@ -138,9 +139,12 @@ class EvaluationReport:
         return {label: f.scored for label, f in self.files.items()}
 
     def write_json(self, path: Path) -> None:
-        """Write the summaries (``--json``): label -> summary, indented by one space; the directory is created."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.summaries, indent=1) + "\n", encoding="utf-8")
+        """Write the summaries (``--json``): label -> summary, indented by one space; the directory is created.
+
+        :param path: the JSON file, written atomically: a failed write (full disk) leaves no file, or the old one.
+        :raises OSError: if it cannot be written (naming it).
+        """
+        write_text_atomic(path, json.dumps(self.summaries, indent=1) + "\n")
 
     def has_gaps(self) -> bool:
         """Whether any file has a coverage problem (what ``--strict`` refuses)."""

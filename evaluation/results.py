@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -26,6 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from swe_explore.chunking.atomic import write_text_atomic
 from swe_explore.chunking.types import Region
 from swe_explore.evaluation.bench import BenchRecord, check_snapshot, find_snapshot, load_bench, repo_from_instance_id
 from swe_explore.evaluation.line_counts import file_line_counts, snapshot_line_counts
@@ -574,18 +576,18 @@ def write_instance_csv(
     :param rows_by_label: ``{label: scored rows}`` (labels = explorers, files or grid cells).
     :param metrics: the metric columns, in order.
     :return: the number of data rows written.
+    :raises OSError: if the file cannot be written (naming it); nothing is left behind.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = io.StringIO(newline="")
     count = 0
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["label", "instance_id", "outcome", *metrics])
-        for label, rows in rows_by_label.items():
-            for row in instance_metrics(rows, metrics):
-                values = (repr(row["metrics"][m]) for m in metrics)
-                writer.writerow([label, row["instance_id"], row["outcome"], *values])
-                count += 1
+    writer = csv.writer(handle)
+    writer.writerow(["label", "instance_id", "outcome", *metrics])
+    for label, rows in rows_by_label.items():
+        for row in instance_metrics(rows, metrics):
+            values = (repr(row["metrics"][m]) for m in metrics)
+            writer.writerow([label, row["instance_id"], row["outcome"], *values])
+            count += 1
+    write_text_atomic(path, handle.getvalue())  # a failed write (full disk) leaves no file, or the old one
     return count
 
 

@@ -248,3 +248,56 @@ def test_breaker_strict_evaluate_fails_on_an_inverted_negative_start(
         "1 ground-truth region(s) in 1 instance(s) have start > end, "
         "e.g. mini__pyshop-1: pyshop/cart.py -3-5" in capsys.readouterr().err
     )
+
+
+# ----------------------------------------------------------------------------------------------------------
+# 6. a full disk leaves no empty output file
+# ----------------------------------------------------------------------------------------------------------
+
+
+class _FullDisk:
+    """A file object whose writes fail as on a full disk (ENOSPC, no file name), delegating everything else."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    def write(self, data: Any) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def __enter__(self) -> _FullDisk:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._handle.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._handle, name)
+
+
+@pytest.mark.parametrize("flag", ["--json", "--per-instance-csv"])
+def test_breaker_full_disk_leaves_no_output_file_and_names_it(
+    predictions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    """ENOSPC while evaluate writes --json / --per-instance-csv: exit 1, one line naming the file, and no file."""
+    import io
+
+    from swe_explore.commands._errors import run_main
+
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    real_open = io.open
+
+    def open_(file: Any, *args: Any, **kwargs: Any) -> Any:
+        handle = real_open(file, *args, **kwargs)
+        name = os.readlink(f"/proc/self/fd/{file}") if isinstance(file, int) else os.fspath(file)
+        return _FullDisk(handle) if os.path.abspath(name).startswith(str(out_dir)) else handle
+
+    monkeypatch.setattr(io, "open", open_)
+    target = out_dir / "out.file"
+    assert run_main(_script("evaluate"), [str(predictions), flag, str(target)]) == 1
+    (line,) = [x for x in capsys.readouterr().err.strip().splitlines() if ": error: " in x]
+    assert line.split(": error: ", 1)[1] == (
+        f"file operation failed {target}: No space left on device (ENOSPC): "
+        "the disk is full; free some space or write elsewhere"
+    )
+    assert list(out_dir.iterdir()) == []
