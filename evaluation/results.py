@@ -172,9 +172,12 @@ def read_rows(path: str | Path, *, drop_partial_last: bool = False) -> list[dict
         off by a killed run), instead of raising.
     :return: the rows in file order.
     :raises FileNotFoundError: if the file does not exist.
+    :raises IsADirectoryError: if it is a directory.
     :raises ValueError: on invalid JSON or a row without ``instance_id``/``regions``, naming file and line.
     """
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"result file {path} is a directory; give a result JSONL file")
     if not path.is_file():
         raise FileNotFoundError(f"result file {path} does not exist")
     rows: list[dict[str, Any]] = []

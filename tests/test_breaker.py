@@ -301,3 +301,34 @@ def test_breaker_full_disk_leaves_no_output_file_and_names_it(
         "the disk is full; free some space or write elsewhere"
     )
     assert list(out_dir.iterdir()) == []
+
+
+# ----------------------------------------------------------------------------------------------------------
+# minor: a directory as PRED; a newline in a file name
+# ----------------------------------------------------------------------------------------------------------
+
+
+def test_breaker_evaluate_names_a_directory_given_as_pred(tmp_path: Path) -> None:
+    """evaluate DIR: one line saying it is a directory (not "does not exist")."""
+    done = _python("scripts/evaluate.py", str(tmp_path))
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .endswith(f"result file {tmp_path} is a directory; give a result JSONL file")
+    )
+
+
+def test_breaker_explore_text_escapes_a_newline_in_a_file_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file named "a\\nb.py": the text output shows it on one line, as a\\nb.py."""
+    from swe_explore.commands.explore import main as explore_main
+
+    root = tmp_path / "snap"
+    root.mkdir()
+    (root / "a\nb.py").write_text("def cart_total(items):\n    return sum(items)\n")
+    argv = [str(root), "cart total", "--retriever", "bm25", "--store", str(tmp_path / "s"), "--lines", "0"]
+    assert explore_main(argv) == 0
+    out = capsys.readouterr().out
+    assert "\n1. a\\nb.py:1-2 (2 lines)\n" in out

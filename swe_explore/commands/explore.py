@@ -46,6 +46,16 @@ def region_preview(root: Path, region: Region, n_lines: int) -> list[str]:
     return lines[region.start - 1 : min(region.end, region.start - 1 + n_lines)]
 
 
+def printable(text: str) -> str:
+    """A file name for the text output, one line whatever it holds: unprintable characters (a newline, a tab,
+    a control character) are escaped as in a Python literal (``\\n``); other characters are kept.
+
+    :param text: a file name.
+    :return: the name with its unprintable characters escaped.
+    """
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def walk_notes(root: Path, stats: WalkStats) -> list[str]:
     """What to tell the user about a folder's walk: no source file at all, files skipped as too large.
 
@@ -115,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(r.n_lines for r in regions)
     print(f"{explorer.name}: {len(regions)} region(s), {total} lines (k={args.k}, budget={args.budget})")
     for rank, (region, preview) in enumerate(zip(regions, previews), start=1):
-        print(f"\n{rank}. {region.path}:{region.start}-{region.end} ({region.n_lines} lines)")
+        print(f"\n{rank}. {printable(region.path)}:{region.start}-{region.end} ({region.n_lines} lines)")
         for offset, text in enumerate(preview):
             print(f"  {region.start + offset:>6} | {text}")
     return 0
