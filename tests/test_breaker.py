@@ -332,3 +332,17 @@ def test_breaker_explore_text_escapes_a_newline_in_a_file_name(
     assert explore_main(argv) == 0
     out = capsys.readouterr().out
     assert "\n1. a\\nb.py:1-2 (2 lines)\n" in out
+
+
+def test_breaker_strict_evaluate_refuses_unmatched_issue_map_ids(
+    predictions: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """evaluate --strict --issue-map with ids of no record: exit 1 (a --strict gap); without --strict: a warning."""
+    issue_map = tmp_path / "issues.json"
+    issue_map.write_text(json.dumps({"mini__pyshop-1": "text", "nope-1": "a"}))
+    argv = [str(predictions), "--issue-map", str(issue_map)]
+    assert _script("evaluate")(argv) == 0
+    capsys.readouterr()
+    assert _exit_status(_script("evaluate"), [*argv, "--strict"]) == 1
+    err = capsys.readouterr().err
+    assert f"error: --strict: 1 instance id(s) of --issue-map {issue_map} match no record of {MINI_BENCH}" in err

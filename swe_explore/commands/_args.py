@@ -67,7 +67,8 @@ def load_bench_args(
     ``--repos`` may be left out only with the default mini bench; it must be a directory; the bench must load
     and hold at least one instance with core regions; with ``require_query`` every instance needs an issue text
     (from ``--issue-map``, else its ``problem_statement``), or the error names the first one without. Records
-    dropped for empty core regions and issue-map ids that match no record are reported on stderr.
+    dropped for empty core regions and issue-map ids that match no record are reported on stderr; with
+    ``args.strict`` such ids are an error (exit status 1, a ``--strict`` gap).
 
     :param parser: the script's parser (for errors).
     :param args: parsed arguments (``args.repos`` is filled in when defaulted).
@@ -92,6 +93,13 @@ def load_bench_args(
         die(parser, str(exc))
     for line in notes.lines(args.bench, issue_path):
         print(line, file=sys.stderr)
+    if getattr(args, "strict", False) and notes.unmatched_issue_ids:  # a --strict gap: exit status 1
+        print(
+            f"{parser.prog}: error: --strict: {len(notes.unmatched_issue_ids)} instance id(s) of --issue-map "
+            f"{issue_path} match no record of {args.bench}",
+            file=sys.stderr,
+        )
+        raise SystemExit(1)
     if not records:
         die(parser, f"{args.bench}: no instance to run (empty bench, --limit 0, or no record with core regions)")
     return records

@@ -136,7 +136,8 @@ def _parser() -> argparse.ArgumentParser:
         "--strict",
         action="store_true",
         help="exit with status 1 if any instance has no snapshot or no row, a row failed or holds "
-        "more than K regions, a region names a file that is not in the snapshot, or a ground-truth or "
+        "more than K regions, a region names a file that is not in the snapshot, an --issue-map id matches no "
+        "record, or a ground-truth or "
         f"predicted region is invalid (start > end, start 0, end past the last line + {PAST_EOF_MARGIN})",
     )
     parser.add_argument(
