@@ -575,19 +575,29 @@ def write_instance_csv(
 ) -> int:
     """Write per-instance metrics of several labelled files as one CSV: ``label, instance_id, outcome, metrics...``.
 
+    Rows scored with ``score_predicted_lines`` (:func:`evaluate_rows`) add the same metrics scored with the
+    predicted files' line counts, as columns ``resolved_<metric>`` after the others.
+
     :param path: the CSV file (parent directories are created; an existing file is replaced).
     :param rows_by_label: ``{label: scored rows}`` (labels = explorers, files or grid cells).
     :param metrics: the metric columns, in order.
     :return: the number of data rows written.
     :raises OSError: if the file cannot be written (naming it); nothing is left behind.
     """
+    rows_of = {label: list(rows) for label, rows in rows_by_label.items()}
+    resolved = any(RESOLVED_METRICS_KEY in row for rows in rows_of.values() for row in rows)
     handle = io.StringIO(newline="")
     count = 0
     writer = csv.writer(handle)
-    writer.writerow(["label", "instance_id", "outcome", *metrics])
-    for label, rows in rows_by_label.items():
-        for row in instance_metrics(rows, metrics):
-            values = (repr(row["metrics"][m]) for m in metrics)
+    writer.writerow(
+        ["label", "instance_id", "outcome", *metrics, *([f"resolved_{m}" for m in metrics] if resolved else [])]
+    )
+    for label, rows in rows_of.items():
+        for row, scored in zip(instance_metrics(rows, metrics), rows, strict=True):
+            values = [repr(row["metrics"][m]) for m in metrics]
+            if resolved:
+                extra = scored.get(RESOLVED_METRICS_KEY) or {}
+                values += [repr(float(extra.get(m, 0.0))) for m in metrics]
             writer.writerow([label, row["instance_id"], row["outcome"], *values])
             count += 1
     write_text_atomic(path, handle.getvalue())  # a failed write (full disk) leaves no file, or the old one

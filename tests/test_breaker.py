@@ -346,3 +346,27 @@ def test_breaker_strict_evaluate_refuses_unmatched_issue_map_ids(
     assert _exit_status(_script("evaluate"), [*argv, "--strict"]) == 1
     err = capsys.readouterr().err
     assert f"error: --strict: 1 instance id(s) of --issue-map {issue_map} match no record of {MINI_BENCH}" in err
+
+
+def test_breaker_per_instance_csv_has_the_resolved_metrics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--score-predicted-lines --per-instance-csv: 17 resolved_<metric> columns after the 17 metrics. A row
+    predicting (pyshop/inventory.py, 1, -1) (16 lines, no ground truth) and the core region cart.py 28-31: the
+    reference scores the sentinel as 0 lines (precision 4/4 = 1.0), the resolved columns as 16 (4/20 = 0.2)."""
+    import csv
+
+    from swe_explore.evaluation.metrics import METRIC_NAMES
+
+    regions = [
+        {"path": "pyshop/inventory.py", "start": 1, "end": -1},
+        {"path": "pyshop/cart.py", "start": 28, "end": 31},
+    ]
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"instance_id": "mini__pyshop-1", "explorer": "x", "regions": regions}) + "\n")
+    out = tmp_path / "per.csv"
+    argv = [str(rows), "--score-predicted-lines", "--per-instance-csv", str(out)]
+    assert _script("evaluate")(argv) == 0
+    table = list(csv.DictReader(out.open(newline="")))
+    resolved = [f"resolved_{m}" for m in METRIC_NAMES]
+    assert list(table[0]) == ["label", "instance_id", "outcome", *METRIC_NAMES, *resolved]
+    (pyshop,) = [r for r in table if r["instance_id"] == "mini__pyshop-1"]
+    assert (float(pyshop["precision"]), float(pyshop["resolved_precision"])) == (1.0, 0.2)

@@ -23,7 +23,8 @@ that of most of its core lines), with the number of instances of each; ``--per-r
 repository.
 
 ``--json`` writes each file's summary with its per-instance metrics (``per_instance``); ``--per-instance-csv``
-writes them as one CSV (``label, instance_id, outcome``, 17 metrics). ``--compare`` adds a table of every metric's
+writes them as one CSV (``label, instance_id, outcome``, 17 metrics, and with ``--score-predicted-lines`` the 17
+again as ``resolved_<metric>``). ``--compare`` adds a table of every metric's
 mean with its 95% bootstrap CI and, for each file against the baseline (``--baseline``, default the first file),
 the Holm-adjusted p-value of a two-sided paired permutation test, over the instances present in all files
 (:mod:`swe_explore.evaluation.stats`); with ``--json`` each summary gets a ``comparison``.
