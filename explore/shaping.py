@@ -31,7 +31,7 @@ from typing import Any
 
 from swe_explore.chunking.types import ScoredChunk, ScoredRegion
 
-__all__ = ["COMPLETIONS", "SHAPES", "ShapeConfig", "file_scores", "shape"]
+__all__ = ["COMPLETIONS", "SHAPES", "ShapeConfig", "file_scores", "shape", "shape_config"]
 
 #: Region shapes of the learned explorer: ``plain`` (the shared packer) and ``evidence`` (:func:`shape`).
 SHAPES = ("plain", "evidence")
@@ -93,6 +93,23 @@ class ShapeConfig:
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable parameters, written into result rows as part of ``explorer_config``."""
         return asdict(self)
+
+
+def shape_config(shape: str | ShapeConfig | None) -> ShapeConfig | None:
+    """The shaping parameters a ``shape`` option names: ``None`` or ``"plain"`` is the packer (``None``),
+    ``"evidence"`` the dev-chosen :class:`ShapeConfig`, a :class:`ShapeConfig` itself.
+
+    :param shape: the option.
+    :return: the config, or ``None`` for the packer.
+    :raises ValueError: for another name, listing :data:`SHAPES`.
+    """
+    if shape is None or isinstance(shape, ShapeConfig):
+        return shape
+    if shape == "plain":
+        return None
+    if shape == "evidence":
+        return ShapeConfig()
+    raise ValueError(f"unknown shape {shape!r}; valid: {', '.join(SHAPES)}")
 
 
 def file_scores(ranked: Sequence[ScoredChunk], file_lines: Mapping[str, int] | None = None) -> dict[str, float]:
