@@ -2,7 +2,7 @@
 
 Two sources, both over the snapshot's file list:
 
-* **naming conventions** (:func:`test_basenames`): for a code file ``<dir>/<m>.<ext>`` the basenames its tests
+* **naming conventions** (:func:`conventional_test_names`): for a code file ``<dir>/<m>.<ext>`` the basenames its tests
   carry in its language, found anywhere in the snapshot (:func:`conventional_tests`), nearest directory first:
 
   ==========  ===================================================================================================
@@ -31,14 +31,14 @@ from collections.abc import Iterable, Sequence
 from swe_explore.explore.features import is_test_path
 from swe_explore.indexes.graph import SymbolGraph
 
-__all__ = ["complete_tests", "conventional_tests", "importing_tests", "test_basenames"]
+__all__ = ["complete_tests", "conventional_test_names", "conventional_tests", "importing_tests"]
 
 _JS = ("js", "jsx", "mjs", "cjs", "ts", "tsx")
 _C = ("c", "cc", "cpp", "cxx", "h", "hpp")
 _TEST_DIRS = frozenset({"test", "tests", "testing", "spec", "specs", "__tests__", "unittest", "unittests"})
 
 
-def test_basenames(path: str) -> tuple[frozenset[str], frozenset[str]]:
+def conventional_test_names(path: str) -> tuple[frozenset[str], frozenset[str]]:
     """The basenames of a code file's tests by its language's conventions (module docstring).
 
     :param path: the code file's path (``/``-separated).
@@ -102,7 +102,7 @@ def conventional_tests(code_path: str, paths: Iterable[str], limit: int | None =
     :param limit: at most this many (``None``: all).
     :return: paths other than ``code_path``, ordered by directory distance (:func:`_distance`), then path.
     """
-    anywhere, in_dir = test_basenames(code_path)
+    anywhere, in_dir = conventional_test_names(code_path)
     if not anywhere and not in_dir:
         return []
     found = []
