@@ -13,7 +13,8 @@ per file from a scored ranking:
    gets the dense span of what fits.
 3. **Doubtful files and completed tests** compete for the remaining slots by score: a doubtful file (below the
    confident margin) shows its best chunk cut to ``doubtful_lines``; a completed test (``extra``, from
-   :mod:`swe_explore.explore.completion`, already small) shows its region as given.
+   :mod:`swe_explore.explore.completion`, already small) shows its region as given, and takes the place of its
+   file's own doubtful region when it scores higher (the score of the code file it came from, discounted).
 4. **Calibrated K.** Anything whose score is below ``top - keep_margin`` is dropped, so weak evidence gives fewer
    than K regions.
 5. **Fill** (optional): the budget still unused grows the confident regions, best first, downwards then upwards,
@@ -155,7 +156,8 @@ def shape(
     :param budget: maximum total lines (``>= 1``).
     :param config: shaping parameters; default ``ShapeConfig()``.
     :param extra: completed test regions with their scores (e.g. from
-        :func:`swe_explore.explore.completion.complete_tests`); ones of files the ranking already holds are ignored.
+        :func:`swe_explore.explore.completion.complete_tests`); one replaces its file's own doubtful region when it
+        scores higher, and is ignored for a confident file.
     :return: the regions, confident files first (best first), then doubtful files and tests by score; explicit
         ranges within their files, no two in one file, lines summing to at most ``budget``.
     :raises ValueError: if ``k`` or ``budget`` is below 1.
@@ -186,12 +188,16 @@ def shape(
         out.append(ScoredRegion(path, start, end, scores[path]))
         used += end - start + 1
     n_confident = len(out)
-    rest: list[ScoredRegion] = []
+    doubtful: dict[str, ScoredRegion] = {}
     for path in order[len(confident) :]:
         start, end = spans[path][0]
-        rest.append(ScoredRegion(path, start, min(end, start + cfg.doubtful_lines - 1), scores[path]))
-    rest += [r for r in extra if r.path not in scores and 1 <= r.start <= r.end <= file_lines.get(r.path, 0)]
-    rest.sort(key=lambda r: -r.score)  # stable: a doubtful file before a test of equal score
+        doubtful[path] = ScoredRegion(path, start, min(end, start + cfg.doubtful_lines - 1), scores[path])
+    for r in extra:
+        if r.path in confident or not 1 <= r.start <= r.end <= file_lines.get(r.path, 0):
+            continue
+        if r.path not in doubtful or r.score > doubtful[r.path].score:
+            doubtful[r.path] = r
+    rest = sorted(doubtful.values(), key=lambda r: -r.score)  # stable: a doubtful file before a test of equal score
     taken = {r.path for r in out}
     for region in rest:
         if len(out) >= k or used >= budget:
