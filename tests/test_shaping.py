@@ -235,3 +235,14 @@ def test_operating_points_table() -> None:
     assert (point["p50_s"], point["p95_s"]) == pytest.approx((2.0, 2.9))
     table = format_points({500: point}, ["recall"])
     assert table.splitlines()[2] == "| 500 | 2 | 1.000 [1.000, 1.000] | 2.000 | 2.900 |"
+
+
+def test_completed_test_replaces_its_files_weak_ranked_region() -> None:
+    """tests/test_a.py is ranked at 1.0 (< 5.0 - 3.0: dropped alone); completed at 4.0 it takes that place with
+    its own region (3, 12), before c (3.0)."""
+    ranked = [*ranking(), ScoredChunk(Chunk("tests/test_a.py", 100, 150), 1.0)]
+    out = shape(ranked, FILE_LINES, 5, 500, CFG, [TEST])
+    assert spans(out) == [("a.py", 10, 30), ("b.py", 400, 450), ("tests/test_a.py", 3, 12), ("c.py", 5, 24)]
+    assert spans(shape(ranked, FILE_LINES, 5, 500, CFG)) == [("a.py", 10, 30), ("b.py", 400, 450), ("c.py", 5, 24)]
+    weak = TEST._replace(score=0.5)  # below the ranked 1.0: the ranked region stays, and is dropped (1.0 < 2.0)
+    assert spans(shape(ranked, FILE_LINES, 5, 500, CFG, [weak])) == spans(shape(ranked, FILE_LINES, 5, 500, CFG))
