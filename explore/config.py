@@ -42,6 +42,7 @@ OPTION_KINDS: dict[str, frozenset[str]] = {
     "model": _ALL,
     "ranker_model": frozenset({"learned"}),
     "files_first": frozenset({"learned"}),
+    "shape": frozenset({"learned"}),
 }
 
 
@@ -107,7 +108,7 @@ def check_explorer_options(name: str, given: Iterable[str] | Mapping[str, str]) 
             f"{LEARNED} ranks with its trained model over function chunks (its features and candidates are fixed "
             f"by the model card); it does not take {text}: use the bm25 explorer for those"
         )
-    learned_only = [labels[o] for o in ("ranker_model", "files_first") if o in labels]
+    learned_only = [labels[o] for o in ("ranker_model", "files_first", "shape") if o in labels]
     if learned_only:
         verb = "applies" if len(learned_only) == 1 else "apply"
         raise ValueError(f"{', '.join(learned_only)} {verb} to the {LEARNED} explorer only, not {name}")

@@ -31,6 +31,7 @@ from swe_explore.explore.config import (
 from swe_explore.explore.packing import PackConfig, add_text, pack_scored
 from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.explore.reference import REFERENCE_EXPLORERS
+from swe_explore.explore.shaping import ShapeConfig, shape_config
 from swe_explore.indexes.build import BuildReport, LoadedIndex, ensure_index, open_index
 from swe_explore.indexes.store import LastLoaded, default_store, snapshot_key
 from swe_explore.retrievers.registry import make_retriever
@@ -242,6 +243,7 @@ def make_explorer(
     rebuild: bool = False,
     ranker_model: str | None = None,
     files_first: int | None = None,
+    shape: str | ShapeConfig | None = None,
 ) -> IndexedExplorer | ReferenceAdapter | FusionExplorer:
     """Build an explorer by name: ``learned`` (the fusion explorer with the learned ranker,
     :class:`~swe_explore.explore.fusion.FusionExplorer`), a retriever name (:class:`IndexedExplorer`: that
@@ -266,6 +268,9 @@ def make_explorer(
     :param rebuild: rebuild indexes (not the reference).
     :param ranker_model: ``learned`` only: the ranker model (shipped name or path; default the shipped default).
     :param files_first: ``learned`` only: files whose best chunk goes first (two-stage packing; default 0).
+    :param shape: ``learned`` only: ``"plain"`` (the packer, the default), ``"evidence"`` (regions shaped like the
+        evidence, :mod:`~swe_explore.explore.shaping`, with the dev-chosen parameters) or a
+        :class:`~swe_explore.explore.shaping.ShapeConfig`; K and B still come from ``pack``/``k``/``budget``.
     :return: the explorer.
     :raises ValueError: for an unknown name (listing the valid ones), an option the explorer does not take
         (naming it and the explorer), or an invalid value.
@@ -287,6 +292,7 @@ def make_explorer(
         "rebuild": rebuild or None,
         "ranker_model": ranker_model,
         "files_first": files_first,
+        "shape": shape,
     }
     given = {option: option for option, value in values.items() if value is not None}
     if "pack" in given and kind == "reference":
@@ -301,7 +307,7 @@ def make_explorer(
         return _reference_explorer(name, config.k, model)
     root = Path(store) if store is not None else default_store()
     if kind == "learned":
-        return _learned_explorer(config, root, model, rebuild, ranker_model, files_first)
+        return _learned_explorer(config, root, model, rebuild, ranker_model, files_first, shape_config(shape))
     options = dict(retriever_options or {})
     if model is not None:
         options["model"] = model
@@ -331,7 +337,13 @@ def _reference_explorer(name: str, k: int, model: str | None) -> ReferenceAdapte
 
 
 def _learned_explorer(
-    pack: PackConfig, store: Path, model: str | None, rebuild: bool, ranker_model: str | None, files_first: int | None
+    pack: PackConfig,
+    store: Path,
+    model: str | None,
+    rebuild: bool,
+    ranker_model: str | None,
+    files_first: int | None,
+    shape: ShapeConfig | None = None,
 ) -> FusionExplorer:
     """The default explorer (:func:`make_explorer`'s ``learned``) from its checked options."""
     from swe_explore.explore.fusion import FusionExplorer
@@ -342,6 +354,7 @@ def _learned_explorer(
         ranker_model=ranker_model or DEFAULT_RANKER_MODEL,
         files_first=files_first or 0,
         pack=pack,
+        shape=shape,
         potion_model=resolve_model_path(model),
         store=store,
         rebuild=rebuild,

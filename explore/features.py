@@ -60,6 +60,17 @@ _TEST_RE = re.compile(
     r"(?:^|/)(?:tests?|testing|spec|specs|__tests__|testdata)/|(?:^|/)test_[^/]*$|_test\.[a-z]+$|"
     r"\.(?:test|spec)\.[jt]sx?$|Tests?\.(?:java|php|cs)$|_spec\.rb$"
 )
+
+
+def is_test_path(path: str) -> bool:
+    """Whether a path is a test file by its name or directory (the ``is_test`` feature's rule).
+
+    :param path: a repo-relative ``/``-separated path.
+    :return: whether it is a test file.
+    """
+    return _TEST_RE.search(path) is not None
+
+
 _AUX_RE = re.compile(r"(?:^|/)(?:docs?|examples?|\.github|ci|benchmarks?|asv_bench)/")
 _WORD_RE = re.compile(r"[A-Za-z][a-z0-9]+|[A-Z]+(?![a-z])|[0-9]+")
 _TOP_FILE_CHUNKS = 50

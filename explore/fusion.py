@@ -10,7 +10,9 @@
 3. a ranking: the learned ranker's scores (:mod:`.ranker`; ``ranker="learned"``), or today's hand-set
    ranking priors over BM25 (``ranker="priors"``, the baseline of the ablations);
 4. optionally the files-first order (:func:`swe_explore.explore.packing.files_first`, ``files_first=N``), then the
-   shared line-budget packer: at most K regions within B lines.
+   shared line-budget packer: at most K regions within B lines; or, with ``shape``, regions shaped like the
+   evidence (:mod:`.shaping`: confident files whole or as their dense span, doubtful files and the confident code
+   files' tests (:mod:`.completion`) as small windows), within the same K and B.
 
 Every ingredient is an option, so each is measured alone and together (``docs/benchmarks.md``).
 """
@@ -27,16 +29,19 @@ import numpy as np
 from swe_explore.chunking.registry import make_chunker
 from swe_explore.chunking.types import Region, ScoredChunk, ScoredRegion
 from swe_explore.chunking.walk import WalkConfig
+from swe_explore.explore.completion import complete_tests
 from swe_explore.explore.config import default_pack
 from swe_explore.explore.features import (
     DENSE_RETRIEVERS,
     CandidateConfig,
     SnapshotIndex,
     candidate_features,
+    is_test_path,
 )
 from swe_explore.explore.packing import PackConfig, add_text, files_first, gate_files, pack_scored
 from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.explore.ranker import DEFAULT_RANKER_MODEL, RankerEnsemble, load_ensemble
+from swe_explore.explore.shaping import ShapeConfig, file_scores, shape
 from swe_explore.indexes.build import ensure_index, open_index
 from swe_explore.indexes.graph import CorruptGraphError, chunks_fingerprint
 from swe_explore.indexes.graph_store import ensure_graph_once, graph_dir_for, open_graph
@@ -62,6 +67,8 @@ class FusionExplorer:
     :param pack: the packer's parameters (K, B, ...); default
         :func:`~swe_explore.explore.config.default_pack` of the ranker (``LEARNED_PACK`` for ``learned``,
         ``PackConfig()`` for ``priors``).
+    :param shape: with a :class:`~swe_explore.explore.shaping.ShapeConfig`, regions are shaped like the evidence
+        within ``pack``'s K and B (its other fields are unused); ``None`` (default): the packer.
     :param chunker: chunk strategy (the graph needs ``function``).
     :param potion_model: the embedding (Potion) model path or id, for ranker models with ``dense`` features.
     :param retrievers: the retrievers to index and load; default ``bm25``, ``tfidf`` and those the model's
@@ -81,6 +88,7 @@ class FusionExplorer:
     files_first: int = 0
     file_margin: float | None = None
     pack: PackConfig | None = None
+    shape: ShapeConfig | None = None
     chunker: str = "function"
     potion_model: str | None = None
     retrievers: tuple[str, ...] | None = None
@@ -144,6 +152,7 @@ class FusionExplorer:
             "files_first": self.files_first,
             "file_margin": self.file_margin,
             "pack": self._pack.to_dict(),
+            **({"shape": self.shape.to_dict()} if self.shape is not None else {}),
             "chunker": {"name": self.chunker, "config": self._chunker.config()},
             "retrievers": {r.name: r.config() for r in self._retrievers()},
             "walk": self.walk.to_dict(),
@@ -228,6 +237,9 @@ class FusionExplorer:
         :return: the regions of :meth:`explore`, in its order.
         """
         ranked = self.rank(snapshot_dir, query, snapshot_name)
+        if self.shape is not None:
+            regions = self._shaped(self.load(snapshot_dir, snapshot_name), query, ranked, self.shape)
+            return add_text(snapshot_dir, regions) if with_text else regions
         chunks = [s.chunk for s in ranked]
         if self.file_margin is not None and self._model is not None:
             chunks = gate_files(chunks, [s.score for s in ranked], self.file_margin)
@@ -237,6 +249,29 @@ class FusionExplorer:
         reordered = [ScoredChunk(c, score[id(c)]) for c in chunks]
         regions = pack_scored(reordered, self._pack, self.load(snapshot_dir, snapshot_name).file_lines)
         return add_text(snapshot_dir, regions) if with_text else regions
+
+    def _shaped(
+        self, index: SnapshotIndex, query: str, ranked: list[ScoredChunk], config: ShapeConfig
+    ) -> list[ScoredRegion]:
+        """The shaped regions (:func:`~swe_explore.explore.shaping.shape`) of a ranking, completed with the tests of
+        its top code files (each shown as its best BM25 chunk for the query, cut to ``config.test_lines``)."""
+        extra: list[ScoredRegion] = []
+        if config.completion == "tests" and config.completion_files and ranked:
+            scores = file_scores(ranked, index.file_lines)
+            code = [p for p in scores if not is_test_path(p)][: config.completion_files]
+            found = complete_tests(code, index.file_lines, index.graph)
+            if found:
+                bm25 = index.retrievers["bm25"].scores(query)
+                for test, source, relation in found:
+                    ids = index.file_chunks.get(test, [])
+                    if not ids:
+                        continue
+                    best = index.chunks[max(ids, key=lambda i: (bm25[i], -i))]
+                    end = min(best.end, best.start + config.test_lines - 1, index.file_lines.get(test, 0))
+                    if best.start <= end:
+                        discount = config.test_discount + (config.import_discount if relation == "imports" else 0.0)
+                        extra.append(ScoredRegion(test, best.start, end, scores[source] - discount))
+        return shape(ranked, index.file_lines, self._pack.k, self._pack.budget, config, extra)
 
     def explore(self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None) -> list[Region]:
         """At most K regions within the line budget, best first.

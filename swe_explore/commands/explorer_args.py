@@ -29,6 +29,7 @@ from swe_explore.explore.explorer import IndexedExplorer, ReferenceAdapter, make
 from swe_explore.explore.fusion import FusionExplorer
 from swe_explore.explore.packing import LEARNED_PACK, PackConfig
 from swe_explore.explore.priors import RankPriors
+from swe_explore.explore.shaping import COMPLETIONS, SHAPES, ShapeConfig, shape_config
 from swe_explore.indexes.store import default_store
 from swe_explore.retrievers.registry import RETRIEVERS
 
@@ -129,6 +130,33 @@ def _add_choice_arguments(parser: argparse.ArgumentParser, multiple_retrievers: 
         default=0,
         help="learned: files whose best chunk goes first, two-stage packing (default: 0, off)",
     )
+    shape = ShapeConfig()
+    parser.add_argument(
+        "--shape",
+        choices=list(SHAPES),
+        default=None,
+        help="learned: plain (the line-budget packer, default) or evidence (one region per file shaped like the "
+        "evidence: confident files whole or as their dense span, doubtful files and tests as small windows)",
+    )
+    parser.add_argument(
+        "--whole-file-lines",
+        type=int,
+        default=None,
+        help=f"--shape evidence: largest region of a confident file, W lines (default: {shape.whole_file_lines})",
+    )
+    parser.add_argument(
+        "--confident-margin",
+        type=float,
+        default=None,
+        help=f"--shape evidence: score margin to the top file within which a file is confident "
+        f"(default: {shape.confident_margin})",
+    )
+    parser.add_argument(
+        "--completion",
+        choices=list(COMPLETIONS),
+        default=None,
+        help=f"--shape evidence: complete the top code files with their tests (default: {shape.completion})",
+    )
 
 
 def _add_packing_arguments(parser: argparse.ArgumentParser) -> None:
@@ -192,6 +220,32 @@ def pack_config_from_args(args: argparse.Namespace, base: PackConfig | None = No
     return replace(base, k=args.k, budget=args.budget, fill=args.fill, **given)
 
 
+#: The ``--shape evidence`` flags -> their :class:`~swe_explore.explore.shaping.ShapeConfig` fields.
+SHAPE_FLAGS = {
+    "whole_file_lines": "--whole-file-lines",
+    "confident_margin": "--confident-margin",
+    "completion": "--completion",
+}
+
+
+def shape_from_args(args: argparse.Namespace) -> ShapeConfig | None:
+    """The region shape the command line asks for (``None``: the packer).
+
+    :param args: parsed arguments.
+    :return: ``None`` for no ``--shape`` or ``--shape plain``; else the shaping parameters, the flags given over
+        :class:`~swe_explore.explore.shaping.ShapeConfig`'s defaults.
+    :raises ValueError: if a shaping flag is given without ``--shape evidence``, or a value is out of range.
+    """
+    given = {field: getattr(args, field) for field in SHAPE_FLAGS if getattr(args, field, None) is not None}
+    chosen = shape_config(getattr(args, "shape", None))
+    if chosen is None:
+        if given:
+            flags = ", ".join(SHAPE_FLAGS[f] for f in given)
+            raise ValueError(f"{flags} need --shape evidence")
+        return None
+    return replace(chosen, **given)
+
+
 def priors_from_args(args: argparse.Namespace) -> RankPriors:
     """The ranking priors given on the command line (``--no-priors`` turns them all off).
 
@@ -239,6 +293,7 @@ def given_options(args: argparse.Namespace) -> dict[str, str]:
         "priors": ("--no-priors or prior weights", priors),
         "ranker_model": ("--ranker-model", bool(getattr(args, "ranker_model", None))),
         "files_first": ("--files-first", bool(getattr(args, "files_first", 0))),
+        "shape": ("--shape", getattr(args, "shape", None) is not None),
     }
     return {option: label for option, (label, given) in flags.items() if given}
 
@@ -255,6 +310,8 @@ def explorer_from_args(
         or an invalid option.
     """
     name = retriever or args.retriever
+    if getattr(args, "shape", None) is None:
+        shape_from_args(args)  # shaping flags without --shape are an error
     given = given_options(args)
     check_explorer_options(name, given)
     if args.store.exists() and not args.store.is_dir():
@@ -282,4 +339,5 @@ def _option_values(args: argparse.Namespace, name: str) -> dict[str, Any]:
         "priors": priors_from_args(args) if hasattr(args, "no_priors") else None,
         "ranker_model": getattr(args, "ranker_model", None),
         "files_first": getattr(args, "files_first", 0),
+        "shape": shape_from_args(args) if getattr(args, "shape", None) is not None else None,
     }
