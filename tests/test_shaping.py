@@ -213,7 +213,7 @@ def test_shape_option_through_make_explorer_and_the_command_line(tmp_path: Path)
     assert learned.shape == ShapeConfig() and learned._pack.budget == 1000
     assert learned.explorer_config["shape"] == ShapeConfig().to_dict()
     assert "shape" not in make_explorer("learned", store=tmp_path).explorer_config  # the default is unchanged
-    with pytest.raises(ValueError, match="shape apply to the learned explorer only, not bm25"):
+    with pytest.raises(ValueError, match="shape applies to the learned explorer only, not bm25"):
         make_explorer("bm25", shape="evidence")
     args = parse(["--shape", "evidence", "--whole-file-lines", "300", "--completion", "none", "--store", str(tmp_path)])
     assert shape_from_args(args) == ShapeConfig(whole_file_lines=300, completion="none")
