@@ -16,6 +16,7 @@ from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_
 from swe_explore.commands.operating_points import budget_summary, format_points
 from swe_explore.explore.completion import complete_tests, conventional_test_names, conventional_tests, importing_tests
 from swe_explore.explore.explorer import make_explorer
+from swe_explore.explore.fusion import FusionExplorer
 from swe_explore.explore.shaping import ShapeConfig, file_scores, shape, shape_config
 from swe_explore.indexes.graph_build import build_graph
 
@@ -210,6 +211,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 def test_shape_option_through_make_explorer_and_the_command_line(tmp_path: Path) -> None:
     learned = make_explorer("learned", shape="evidence", budget=1000, store=tmp_path)
+    assert isinstance(learned, FusionExplorer)
     assert learned.shape == ShapeConfig() and learned._pack.budget == 1000
     assert learned.explorer_config["shape"] == ShapeConfig().to_dict()
     assert "shape" not in make_explorer("learned", store=tmp_path).explorer_config  # the default is unchanged
@@ -217,7 +219,9 @@ def test_shape_option_through_make_explorer_and_the_command_line(tmp_path: Path)
         make_explorer("bm25", shape="evidence")
     args = parse(["--shape", "evidence", "--whole-file-lines", "300", "--completion", "none", "--store", str(tmp_path)])
     assert shape_from_args(args) == ShapeConfig(whole_file_lines=300, completion="none")
-    assert explorer_from_args(args).shape == ShapeConfig(whole_file_lines=300, completion="none")
+    from_args = explorer_from_args(args)
+    assert isinstance(from_args, FusionExplorer)
+    assert from_args.shape == ShapeConfig(whole_file_lines=300, completion="none")
     with pytest.raises(ValueError, match="--confident-margin need --shape evidence"):
         explorer_from_args(parse(["--confident-margin", "2", "--store", str(tmp_path)]))
     with pytest.raises(ValueError, match="--shape"):
