@@ -115,6 +115,21 @@ def check_explorer_options(name: str, given: Iterable[str] | Mapping[str, str]) 
     raise ValueError(f"{name} takes no embedding model ({text}); only {', '.join(EMBEDDING_RETRIEVERS)} do")
 
 
+#: The region shape of the ``learned`` explorer unless ``shape`` says otherwise (``"plain"``: the packer).
+DEFAULT_SHAPE = "evidence"
+
+
+def default_shape(name: str) -> str:
+    """An explorer's region shape by default (the one place it is chosen): :data:`DEFAULT_SHAPE` for ``learned``
+    (chosen on dev by the paper's four main metrics and line recall, docs/benchmarks.md), ``"plain"`` (the
+    line-budget packer) for every other explorer.
+
+    :param name: explorer name.
+    :return: ``"evidence"`` or ``"plain"``.
+    """
+    return DEFAULT_SHAPE if name == LEARNED else "plain"
+
+
 def default_pack(name: str) -> PackConfig:
     """An explorer's packer defaults (the one place they are chosen): :data:`~swe_explore.explore.packing.LEARNED_PACK`
     for ``learned`` (the fusion explorer's ``ranker="learned"``), ``PackConfig()`` for every other explorer.

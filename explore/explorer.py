@@ -26,6 +26,7 @@ from swe_explore.explore.config import (
     LEARNED,
     check_explorer_options,
     default_pack,
+    default_shape,
     explorer_kind,
 )
 from swe_explore.explore.packing import PackConfig, add_text, pack_scored
@@ -268,9 +269,10 @@ def make_explorer(
     :param rebuild: rebuild indexes (not the reference).
     :param ranker_model: ``learned`` only: the ranker model (shipped name or path; default the shipped default).
     :param files_first: ``learned`` only: files whose best chunk goes first (two-stage packing; default 0).
-    :param shape: ``learned`` only: ``"plain"`` (the packer, the default), ``"evidence"`` (regions shaped like the
-        evidence, :mod:`~swe_explore.explore.shaping`, with the dev-chosen parameters) or a
-        :class:`~swe_explore.explore.shaping.ShapeConfig`; K and B still come from ``pack``/``k``/``budget``.
+    :param shape: ``learned`` only: ``"evidence"`` (regions shaped like the evidence, :mod:`~swe_explore.explore.
+        shaping`, with the dev-chosen parameters; the default, :func:`~swe_explore.explore.config.default_shape`),
+        ``"plain"`` (the line-budget packer) or a :class:`~swe_explore.explore.shaping.ShapeConfig`; K and B still
+        come from ``pack``/``k``/``budget``. The packer's other parameters and ``files_first`` need ``"plain"``.
     :return: the explorer.
     :raises ValueError: for an unknown name (listing the valid ones), an option the explorer does not take
         (naming it and the explorer), or an invalid value.
@@ -307,7 +309,10 @@ def make_explorer(
         return _reference_explorer(name, config.k, model)
     root = Path(store) if store is not None else default_store()
     if kind == "learned":
-        return _learned_explorer(config, root, model, rebuild, ranker_model, files_first, shape_config(shape))
+        shaping = shape_config(default_shape(name) if shape is None else shape)
+        if shaping is not None:
+            _check_shaped_options(config, files_first)
+        return _learned_explorer(config, root, model, rebuild, ranker_model, files_first, shaping)
     options = dict(retriever_options or {})
     if model is not None:
         options["model"] = model
@@ -359,3 +364,18 @@ def _learned_explorer(
         store=store,
         rebuild=rebuild,
     )
+
+
+def _check_shaped_options(pack: PackConfig, files_first: int | None) -> None:
+    """Refuse what shaped regions would ignore: ``files_first`` and the packer's parameters other than K and B.
+
+    :param pack: the learned explorer's packer config (K and B already applied).
+    :param files_first: the ``files_first`` option.
+    :raises ValueError: naming what needs ``shape="plain"``.
+    """
+    default = replace(default_pack(LEARNED), k=pack.k, budget=pack.budget)
+    ignored = [f"pack.{name}" for name in pack.__dataclass_fields__ if getattr(pack, name) != getattr(default, name)]
+    if files_first:
+        ignored.append("files_first")
+    if ignored:
+        raise ValueError(f"{', '.join(ignored)} need shape='plain' (the evidence shape plans its own regions)")

@@ -162,7 +162,7 @@ def test_make_explorer_refuses_what_the_command_line_refuses(tmp_path: Path) -> 
 def test_make_explorer_accepts_what_applies(tmp_path: Path) -> None:
     """A pack that sets only K is K for the reference; learned takes k, budget, ranker_model, files_first."""
     assert make_explorer("reference_bm25", pack=PackConfig(k=3)).explorer_config["top_k"] == 3
-    learned = make_explorer("learned", k=3, budget=200, files_first=1, store=tmp_path)
+    learned = make_explorer("learned", k=3, budget=200, files_first=1, shape="plain", store=tmp_path)
     assert isinstance(learned, FusionExplorer)
     assert (learned._pack.k, learned._pack.budget, learned.files_first) == (3, 200, 1)
     assert make_explorer("bm25", top_n=3, store=tmp_path).top_n == 3  # type: ignore[union-attr]

@@ -250,8 +250,12 @@ def test_packer_defaults_depend_on_the_ranker(tmp_path: Path) -> None:
         return explorer._pack if isinstance(explorer, FusionExplorer) else explorer.pack  # type: ignore[union-attr]
 
     assert built() == LEARNED_PACK
-    assert built("--merge-gap", "20") == PackConfig(max_region_lines=250, merge_gap=20)
-    assert built("--k", "3", "--max-region-lines", "100") == PackConfig(k=3, max_region_lines=100, merge_gap=10)
+    assert built("--shape", "plain", "--merge-gap", "20") == PackConfig(max_region_lines=250, merge_gap=20)
+    assert built("--shape", "plain", "--k", "3", "--max-region-lines", "100") == PackConfig(
+        k=3, max_region_lines=100, merge_gap=10
+    )
+    with pytest.raises(ValueError, match="--merge-gap need --shape plain"):
+        built("--merge-gap", "20")  # the default evidence shape would ignore it
     assert built("--retriever", "bm25") == PackConfig()
     assert built("--retriever", "bm25", "--merge-gap", "5") == PackConfig(merge_gap=5)
     with pytest.raises(ValueError, match="--merge-gap"):

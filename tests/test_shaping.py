@@ -214,7 +214,9 @@ def test_shape_option_through_make_explorer_and_the_command_line(tmp_path: Path)
     assert isinstance(learned, FusionExplorer)
     assert learned.shape == ShapeConfig() and learned._pack.budget == 1000
     assert learned.explorer_config["shape"] == ShapeConfig().to_dict()
-    assert "shape" not in make_explorer("learned", store=tmp_path).explorer_config  # the default is unchanged
+    default = make_explorer("learned", store=tmp_path)
+    assert default.explorer_config["shape"] == ShapeConfig().to_dict()  # evidence is the default
+    assert "shape" not in make_explorer("learned", shape="plain", store=tmp_path).explorer_config
     with pytest.raises(ValueError, match="shape applies to the learned explorer only, not bm25"):
         make_explorer("bm25", shape="evidence")
     args = parse(["--shape", "evidence", "--whole-file-lines", "300", "--completion", "none", "--store", str(tmp_path)])
@@ -222,10 +224,16 @@ def test_shape_option_through_make_explorer_and_the_command_line(tmp_path: Path)
     from_args = explorer_from_args(args)
     assert isinstance(from_args, FusionExplorer)
     assert from_args.shape == ShapeConfig(whole_file_lines=300, completion="none")
+    tuned = explorer_from_args(parse(["--confident-margin", "2", "--store", str(tmp_path)]))  # evidence: default
+    assert isinstance(tuned, FusionExplorer) and tuned.shape == ShapeConfig(confident_margin=2.0)
+    plain = ["--shape", "plain", "--store", str(tmp_path)]
     with pytest.raises(ValueError, match="--confident-margin need --shape evidence"):
-        explorer_from_args(parse(["--confident-margin", "2", "--store", str(tmp_path)]))
+        explorer_from_args(parse(["--confident-margin", "2", *plain]))
+    assert explorer_from_args(parse(plain)).explorer_config.get("shape") is None
     with pytest.raises(ValueError, match="--shape"):
         explorer_from_args(parse(["--retriever", "bm25", "--shape", "evidence", "--store", str(tmp_path)]))
+    with pytest.raises(ValueError, match="--whole-file-lines"):
+        explorer_from_args(parse(["--retriever", "bm25", "--whole-file-lines", "9", "--store", str(tmp_path)]))
 
 
 def test_operating_points_table() -> None:

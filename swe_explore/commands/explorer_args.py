@@ -22,6 +22,7 @@ from swe_explore.explore.config import (
     LEARNED,
     check_explorer_options,
     default_pack,
+    default_shape,
     explorer_kind,
     takes_option,
 )
@@ -135,8 +136,8 @@ def _add_choice_arguments(parser: argparse.ArgumentParser, multiple_retrievers: 
         "--shape",
         choices=list(SHAPES),
         default=None,
-        help="learned: plain (the line-budget packer, default) or evidence (one region per file shaped like the "
-        "evidence: confident files whole or as their dense span, doubtful files and tests as small windows)",
+        help="learned: evidence (the default: one region per file shaped like the evidence: confident files whole "
+        "or as their dense span, doubtful files and tests as small windows) or plain (the line-budget packer)",
     )
     parser.add_argument(
         "--whole-file-lines",
@@ -228,16 +229,17 @@ SHAPE_FLAGS = {
 }
 
 
-def shape_from_args(args: argparse.Namespace) -> ShapeConfig | None:
+def shape_from_args(args: argparse.Namespace, name: str = LEARNED) -> ShapeConfig | None:
     """The region shape the command line asks for (``None``: the packer).
 
     :param args: parsed arguments.
-    :return: ``None`` for no ``--shape`` or ``--shape plain``; else the shaping parameters, the flags given over
-        :class:`~swe_explore.explore.shaping.ShapeConfig`'s defaults.
-    :raises ValueError: if a shaping flag is given without ``--shape evidence``, or a value is out of range.
+    :param name: the explorer (without ``--shape``, its :func:`~swe_explore.explore.config.default_shape`).
+    :return: ``None`` for ``--shape plain`` (or an explorer whose default is the packer); else the shaping
+        parameters, the flags given over :class:`~swe_explore.explore.shaping.ShapeConfig`'s defaults.
+    :raises ValueError: if a shaping flag is given with the packer, or a value is out of range.
     """
     given = {field: getattr(args, field) for field in SHAPE_FLAGS if getattr(args, field, None) is not None}
-    chosen = shape_config(getattr(args, "shape", None))
+    chosen = shape_config(getattr(args, "shape", None) or default_shape(name))
     if chosen is None:
         if given:
             flags = ", ".join(SHAPE_FLAGS[f] for f in given)
@@ -293,7 +295,10 @@ def given_options(args: argparse.Namespace) -> dict[str, str]:
         "priors": ("--no-priors or prior weights", priors),
         "ranker_model": ("--ranker-model", bool(getattr(args, "ranker_model", None))),
         "files_first": ("--files-first", bool(getattr(args, "files_first", 0))),
-        "shape": ("--shape", getattr(args, "shape", None) is not None),
+        "shape": (
+            ", ".join(["--shape"] * (getattr(args, "shape", None) is not None) + _shape_flags(args)),
+            getattr(args, "shape", None) is not None or bool(_shape_flags(args)),
+        ),
     }
     return {option: label for option, (label, given) in flags.items() if given}
 
@@ -310,10 +315,10 @@ def explorer_from_args(
         or an invalid option.
     """
     name = retriever or args.retriever
-    if getattr(args, "shape", None) is None:
-        shape_from_args(args)  # shaping flags without --shape are an error
     given = given_options(args)
     check_explorer_options(name, given)
+    if explorer_kind(name) == "learned":
+        _check_shape_flags(args, given)
     if args.store.exists() and not args.store.is_dir():
         raise ValueError(f"--store {args.store} is not a directory")
     options: dict[str, Any] = {option: value for option, value in _option_values(args, name).items() if option in given}
@@ -339,5 +344,32 @@ def _option_values(args: argparse.Namespace, name: str) -> dict[str, Any]:
         "priors": priors_from_args(args) if hasattr(args, "no_priors") else None,
         "ranker_model": getattr(args, "ranker_model", None),
         "files_first": getattr(args, "files_first", 0),
-        "shape": shape_from_args(args) if getattr(args, "shape", None) is not None else None,
+        "shape": _shape_value(args, name),
     }
+
+
+def _shape_flags(args: argparse.Namespace) -> list[str]:
+    """The ``--shape evidence`` tuning flags given."""
+    return [flag for field, flag in SHAPE_FLAGS.items() if getattr(args, field, None) is not None]
+
+
+def _shape_value(args: argparse.Namespace, name: str) -> str | ShapeConfig | None:
+    """make_explorer's ``shape`` for the command line: ``"plain"`` for the packer, else the shaping parameters."""
+    if explorer_kind(name) != "learned":
+        return None
+    return shape_from_args(args, name) or "plain"
+
+
+def _check_shape_flags(args: argparse.Namespace, given: dict[str, str]) -> None:
+    """Refuse the flags the learned explorer's shape would ignore: shaping flags with ``--shape plain``, packer and
+    ``--files-first`` flags with the evidence shape (the default).
+
+    :param args: parsed arguments.
+    :param given: :func:`given_options` of ``args``.
+    :raises ValueError: naming the flags and the ``--shape`` they need.
+    """
+    if shape_from_args(args) is None:
+        return
+    ignored = [given[o] for o in ("pack", "files_first") if o in given]
+    if ignored:
+        raise ValueError(f"{', '.join(ignored)} need --shape plain (the default evidence shape plans its own regions)")

@@ -26,6 +26,7 @@ from swe_explore.evaluation.plots import pyplot
 from swe_explore.evaluation.results import SHORT_NAMES, read_rows
 from swe_explore.evaluation.runner import run_explorer
 from swe_explore.evaluation.stats import bootstrap_ci
+from swe_explore.explore.config import DEFAULT_SHAPE
 from swe_explore.explore.explorer import make_explorer
 from swe_explore.explore.shaping import SHAPES
 from swe_explore.indexes.store import default_store
@@ -118,7 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench_arguments(parser)
     parser.add_argument("--out", type=Path, required=True, help="output directory (result files, table, plot)")
     parser.add_argument("--budgets", type=int, nargs="+", default=[500, 1000, 2000, 4000], help="line budgets")
-    parser.add_argument("--shape", choices=list(SHAPES), default="plain", help="region shape (default: plain)")
+    parser.add_argument(
+        "--shape", choices=list(SHAPES), default=DEFAULT_SHAPE, help=f"region shape (default: {DEFAULT_SHAPE})"
+    )
     parser.add_argument("--k", type=int, default=5, help="regions per instance (default: %(default)s)")
     parser.add_argument("--store", type=Path, default=default_store(), help="index store directory")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
