@@ -213,6 +213,16 @@ def note_first_line(first_line: dict[str, int], instance_id: str, where: str, li
     first_line[instance_id] = line_no
 
 
+def first_ids(ids: Sequence[str], n: int = 5) -> str:
+    """The first ``n`` instance ids, comma-separated, with ``", ..."`` when there are more (for one-line reports).
+
+    :param ids: instance ids, in report order.
+    :param n: how many to name.
+    :return: e.g. ``"a, b, c, d, e, ..."``.
+    """
+    return ", ".join(ids[:n]) + (", ..." if len(ids) > n else "")
+
+
 @dataclass
 class BenchNotes:
     """What :func:`load_bench` left out, so that a command can say it (filled when passed as ``notes``).
@@ -236,19 +246,16 @@ class BenchNotes:
         :return: the lines.
         """
 
-        def some(ids: Sequence[str]) -> str:
-            return ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-
         out = []
         if self.empty_core:
             out.append(
                 f"note: {bench}: {len(self.empty_core)} of {self.records} records have no read_core_regions and are "
-                f"skipped (as the reference runner's --skip-empty-core): {some(self.empty_core)}"
+                f"skipped (as the reference runner's --skip-empty-core): {first_ids(self.empty_core)}"
             )
         if self.unmatched_issue_ids:
             out.append(
                 f"warning: {issue_map}: {len(self.unmatched_issue_ids)} of its {self.issue_ids} instance ids match "
-                f"no record of {bench}: {some(self.unmatched_issue_ids)}"
+                f"no record of {bench}: {first_ids(self.unmatched_issue_ids)}"
             )
         return out
 

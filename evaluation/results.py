@@ -29,7 +29,14 @@ from typing import Any
 
 from swe_explore.chunking.atomic import write_text_atomic
 from swe_explore.chunking.types import Region
-from swe_explore.evaluation.bench import BenchRecord, check_snapshot, find_snapshot, load_bench, repo_from_instance_id
+from swe_explore.evaluation.bench import (
+    BenchRecord,
+    check_snapshot,
+    find_snapshot,
+    first_ids,
+    load_bench,
+    repo_from_instance_id,
+)
 from swe_explore.evaluation.line_counts import file_line_counts, snapshot_line_counts
 from swe_explore.evaluation.metrics import METRIC_NAMES, evaluate_instance, optional_regions, zero_metrics
 from swe_explore.evaluation.paths import in_snapshot, normalize_path
@@ -328,22 +335,21 @@ class Coverage:
         :return: messages such as ``"2 of 23 bench instances have no snapshot (excluded): a, b"``.
         """
 
-        def some(ids: Sequence[str]) -> str:
-            return ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-
         out = []
         if self.no_snapshot:
             out.append(
                 f"{len(self.no_snapshot)} of {self.bench} bench instances have no snapshot (excluded from "
-                f"the means): {some(self.no_snapshot)}"
+                f"the means): {first_ids(self.no_snapshot)}"
             )
         if self.no_row:
             out.append(
                 f"{len(self.no_row)} of {self.scored} scored instances have no result row (scored 0): "
-                f"{some(self.no_row)}"
+                f"{first_ids(self.no_row)}"
             )
         if self.failed:
-            out.append(f"{len(self.failed)} of {self.scored} scored instances failed (scored 0): {some(self.failed)}")
+            out.append(
+                f"{len(self.failed)} of {self.scored} scored instances failed (scored 0): {first_ids(self.failed)}"
+            )
         if self.paths_not_in_snapshot:
             n = sum(len(v) for v in self.paths_not_in_snapshot.values())
             first = next(iter(self.paths_not_in_snapshot.items()))
