@@ -12,7 +12,8 @@ Rules (documented in ``docs/chunking.md``):
   ``build`` such as ``pkg/build/`` is always kept).
 - **Skipped files**, each counted by reason in :attr:`WalkStats.skipped` (the first few paths per reason are
   kept in :attr:`WalkStats.examples`): ``snapshot_marker`` (:data:`SNAPSHOT_MARKER` at the snapshot's top level,
-  written by :mod:`swe_explore.benchprep.snapshots`), ``undecodable_name`` (see below), ``unsupported_extension``,
+  written by :mod:`swe_explore.benchprep.snapshots`), ``snapshot_history`` (its history,
+  :data:`swe_explore.chunking.history.HISTORY_FILE`), ``undecodable_name`` (see below), ``unsupported_extension``,
   ``lock_file`` (``package-lock.json``, ``poetry.lock``, ...), ``too_large`` (more than
   :attr:`WalkConfig.max_file_bytes`), ``binary`` (a NUL byte in the first 8 KiB), ``empty`` (zero lines),
   ``unreadable`` (``OSError``), ``symlink_outside`` (a file symlink resolving outside the snapshot),
@@ -38,6 +39,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from swe_explore.chunking.history import HISTORY_FILE
 from swe_explore.chunking.languages import TEXT, language_for_path, needs_text
 from swe_explore.chunking.lines import decode_source, split_text
 from swe_explore.chunking.types import SourceFile
@@ -112,6 +114,7 @@ _H_SNIFF_LINES = 5000
 
 SKIP_REASONS: tuple[str, ...] = (
     "snapshot_marker",
+    "snapshot_history",
     "undecodable_name",
     "unsupported_extension",
     "lock_file",
@@ -308,6 +311,9 @@ def _iter_files(root_path: Path, config: WalkConfig, stats: WalkStats) -> Iterat
         stats.files_seen += 1
         if rel == SNAPSHOT_MARKER:
             stats.skip("snapshot_marker", rel)
+            continue
+        if rel == HISTORY_FILE:
+            stats.skip("snapshot_history", rel)
             continue
         if not _is_utf8_name(rel):
             stats.skip("undecodable_name", rel)

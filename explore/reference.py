@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from swe_explore.chunking.history import HISTORY_FILE
 from swe_explore.chunking.types import Chunk, Region
 from swe_explore.chunking.walk import SNAPSHOT_MARKER
 from swe_explore.retrievers.potion import load_embedding_model
@@ -93,8 +94,9 @@ def reference_source_files(
             full = Path(directory, name)
             if name.lower().endswith(suffixes) and full.is_file():
                 paths.append(full.relative_to(root).as_posix())
-    if SNAPSHOT_MARKER in paths:  # not part of the repository: written by benchprep.snapshots
-        paths.remove(SNAPSHOT_MARKER)
+    for written in (SNAPSHOT_MARKER, HISTORY_FILE):  # not part of the repository: written by benchprep.snapshots
+        if written in paths:
+            paths.remove(written)
     return sorted(paths)
 
 
