@@ -22,6 +22,14 @@ commit of a snapshot can be checked later (:func:`check_snapshot`). A directory 
 when its marker names the record's commit, ``unverified`` when it has no marker (made by another tool: left as
 it is and listed) and a failure when its marker names another commit.
 
+**Histories.** With ``history`` (:class:`HistoryOptions`; ``--history`` on the command line) every snapshot
+also gets its history file (:data:`~swe_explore.chunking.history.HISTORY_FILE`: ``base_commit`` and its
+ancestors, docs/history.md), written into the temporary tree before the rename; a snapshot already ``present``
+without one gets it added (written atomically), so existing snapshot folders are upgraded in place. The
+histories of one repository's records are read together (:func:`~swe_explore.chunking.history.histories_from_git`:
+one diff pass over the commits they share). A history that cannot be read fails that history only: the snapshot
+is made (or kept) without it and :class:`MaterializeReport` lists it.
+
 **Errors** are per record: a missing mirror or commit, or a failed git command, fails that record only; the
 others go on, and :class:`MaterializeReport` lists the failures.
 """
@@ -34,7 +42,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -42,11 +50,20 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from swe_explore.chunking.history import (
+    DEFAULT_MAX_COMMITS,
+    HISTORY_FILE,
+    History,
+    HistoryGitError,
+    histories_from_git,
+    write_history,
+)
 from swe_explore.chunking.walk import SNAPSHOT_MARKER
 
 __all__ = [
     "DEFAULT_CLONE_URL",
     "SNAPSHOT_MARKER",
+    "HistoryOptions",
     "MaterializeReport",
     "SnapshotError",
     "SnapshotTask",
@@ -104,6 +121,19 @@ class SnapshotTask:
         return cls(record.instance_id, record.repo, record.base_commit)
 
 
+@dataclass(frozen=True)
+class HistoryOptions:
+    """The bounds of the histories :func:`materialize` writes (docs/history.md).
+
+    :param max_commits: commits per history at most (``--history-commits``; ``None``: no limit).
+    :param years: only commits at most this many years older than the record's ``base_commit``
+        (``--history-years``; ``None``: no time bound).
+    """
+
+    max_commits: int | None = DEFAULT_MAX_COMMITS
+    years: float | None = None
+
+
 @dataclass
 class MaterializeReport:
     """What :func:`materialize` did, per outcome.
@@ -113,6 +143,10 @@ class MaterializeReport:
     :param unverified: instance_ids with a directory in place but no marker (left as is).
     :param failed: instance_id -> error message.
     :param cloned: repos whose mirror was cloned in this run.
+    :param history: whether histories were asked for (the history fields below are only then reported).
+    :param histories_written: instance_ids whose history file was written in this run (new or added).
+    :param histories_reused: instance_ids of present snapshots that already had a history file.
+    :param history_failed: instance_id -> why its history could not be written (the snapshot itself is kept).
     """
 
     made: list[str] = field(default_factory=list)
@@ -120,10 +154,14 @@ class MaterializeReport:
     unverified: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
     cloned: list[str] = field(default_factory=list)
+    history: bool = False
+    histories_written: list[str] = field(default_factory=list)
+    histories_reused: list[str] = field(default_factory=list)
+    history_failed: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable counts plus the unverified and failed instances."""
-        return {
+        """JSON-serialisable counts plus the unverified and failed instances (and the histories', if asked for)."""
+        out: dict[str, Any] = {
             "made": len(self.made),
             "present": len(self.present),
             "unverified": len(self.unverified),
@@ -132,13 +170,27 @@ class MaterializeReport:
             "unverified_instances": self.unverified,
             "failures": self.failed,
         }
+        if self.history:
+            out["histories"] = {
+                "written": len(self.histories_written),
+                "reused": len(self.histories_reused),
+                "failed": len(self.history_failed),
+                "failures": self.history_failed,
+            }
+        return out
 
     def summary(self) -> str:
-        """One line: ``snapshots: N made, N already present, N unverified, N failed``."""
-        return (
+        """One line: ``snapshots: N made, N already present, N unverified, N failed`` (and the histories')."""
+        line = (
             f"snapshots: {len(self.made)} made, {len(self.present)} already present, "
             f"{len(self.unverified)} unverified (no marker), {len(self.failed)} failed"
         )
+        if self.history:
+            line += (
+                f"; histories: {len(self.histories_written)} written, {len(self.histories_reused)} reused, "
+                f"{len(self.history_failed)} failed"
+            )
+        return line
 
 
 def _git(
@@ -231,15 +283,17 @@ def check_snapshot(snapshot: str | Path, base_commit: str) -> str | None:
     return None
 
 
-def export_commit(git_dir: str | Path, task: SnapshotTask, repos: str | Path) -> Path:
+def export_commit(git_dir: str | Path, task: SnapshotTask, repos: str | Path, history: History | None = None) -> Path:
     """Write ``<repos>/<instance_id>/``, the checkout of ``task.base_commit`` from a bare mirror, atomically.
 
     The files are written by ``git read-tree`` + ``git checkout-index --all`` (module docstring: why not ``git
-    archive``) into ``<repos>/.swe-explore-tmp/``, the marker is added, and the directory is renamed into place.
+    archive``) into ``<repos>/.swe-explore-tmp/``, the marker (and the history file, if given) is added, and the
+    directory is renamed into place.
 
     :param git_dir: the bare mirror.
     :param task: the instance, repo and commit.
     :param repos: the snapshots directory.
+    :param history: the commit's history, written as the snapshot's history file.
     :return: the snapshot directory.
     :raises SnapshotError: if the commit is not in the mirror, git fails, or the target already exists.
     """
@@ -269,6 +323,8 @@ def export_commit(git_dir: str | Path, task: SnapshotTask, repos: str | Path) ->
         if missing:
             marker["missing_files"] = missing
         (tree / SNAPSHOT_MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
+        if history is not None:
+            write_history(tree / HISTORY_FILE, history)
         try:
             os.rename(tree, target)  # atomic; fails rather than replace a directory that appeared meanwhile
         except OSError as exc:
@@ -338,6 +394,7 @@ def materialize(
     clone_missing: bool = False,
     clone_url: str = DEFAULT_CLONE_URL,
     progress: bool = True,
+    history: HistoryOptions | None = None,
 ) -> MaterializeReport:
     """Make ``<repos>/<instance_id>/`` for every task from the bare mirrors (rules: module docstring).
 
@@ -347,6 +404,8 @@ def materialize(
     :param clone_missing: clone a missing mirror from ``clone_url`` (else a missing mirror fails its records).
     :param clone_url: URL template for ``clone_missing`` (``{repo}`` is ``owner/name``).
     :param progress: show a tqdm progress bar (on stderr).
+    :param history: write each snapshot's history file with these bounds, and add it to present snapshots
+        that lack it (``None``: no histories, as before).
     :return: the outcome of every task.
     :raises filelock.Timeout: if another materialisation holds ``<repos>``'s lock.
     """
@@ -354,9 +413,16 @@ def materialize(
 
     repos = Path(repos)
     repos.mkdir(parents=True, exist_ok=True)
-    report = MaterializeReport()
+    report = MaterializeReport(history=history is not None)
     task_list = list(tasks)
     mirror_of: dict[str, Path | str] = {}  # repo -> mirror, or the error that fails its records
+
+    def mirror_for(repo: str) -> Path | str:
+        if repo not in mirror_of:
+            mirror_of[repo] = _resolve_mirror(Path(mirrors), repo, clone_missing, clone_url, report)
+        return mirror_of[repo]
+
+    histories = None if history is None else _Histories(history, task_list, repos, mirror_for)
     lock = FileLock(str(repos / LOCK_FILE))
     try:
         lock.acquire(timeout=0)
@@ -379,23 +445,93 @@ def materialize(
                     report.failed[task.instance_id] = f"{stale}; delete it to rebuild"
                 else:
                     report.present.append(task.instance_id)
+                    if histories is not None:
+                        histories.add_to_present(task, target, report)
                 continue
-            if task.repo not in mirror_of:
-                mirror_of[task.repo] = _resolve_mirror(Path(mirrors), task.repo, clone_missing, clone_url, report)
-            mirror = mirror_of[task.repo]
+            mirror = mirror_for(task.repo)
             if isinstance(mirror, str):
                 report.failed[task.instance_id] = mirror
                 continue
+            task_history = None if histories is None else histories.get(task, report)
             try:
-                export_commit(mirror, task, repos)
+                export_commit(mirror, task, repos, history=task_history)
             except SnapshotError as exc:
                 report.failed[task.instance_id] = str(exc)
+                report.history_failed.pop(task.instance_id, None)
                 continue
             report.made.append(task.instance_id)
+            if task_history is not None:
+                report.histories_written.append(task.instance_id)
     finally:
         shutil.rmtree(repos / TMP_DIR, ignore_errors=True)
         lock.release()
     return report
+
+
+class _Histories:
+    """The histories :func:`materialize` writes, read per repository in one batch on first need."""
+
+    def __init__(
+        self,
+        options: HistoryOptions,
+        tasks: list[SnapshotTask],
+        repos: Path,
+        mirror_for: Callable[[str], Path | str],
+    ) -> None:
+        self.options = options
+        self.mirror_for = mirror_for
+        # Per repo, the commits that may need a history: snapshots to make, and present ones without the file.
+        self.wanted: dict[str, list[str]] = {}
+        for task in tasks:
+            if _task_problem(task) is not None:
+                continue
+            target = repos / task.instance_id
+            if not target.exists() or (read_marker(target) is not None and not (target / HISTORY_FILE).exists()):
+                self.wanted.setdefault(task.repo, []).append(task.base_commit)
+        self.read: dict[str, dict[str, History]] = {}
+        self.failed: dict[str, dict[str, str]] = {}
+
+    def _batch(self, repo: str, commits: list[str]) -> None:
+        mirror = self.mirror_for(repo)
+        found, failed = self.read.setdefault(repo, {}), self.failed.setdefault(repo, {})
+        if isinstance(mirror, str):
+            failed.update(dict.fromkeys(commits, mirror))
+            return
+        try:
+            found.update(
+                histories_from_git(
+                    mirror, commits, max_commits=self.options.max_commits, years=self.options.years, failed=failed
+                )
+            )
+        except HistoryGitError as exc:
+            failed.update(dict.fromkeys(commits, str(exc)))
+
+    def get(self, task: SnapshotTask, report: MaterializeReport) -> History | None:
+        """The task's history, or ``None`` with the reason in ``report.history_failed``."""
+        if task.repo not in self.read:
+            self._batch(task.repo, self.wanted.get(task.repo, []))
+        commit = task.base_commit
+        if commit not in self.read[task.repo] and commit not in self.failed[task.repo]:
+            self._batch(task.repo, [commit])  # not foreseen (e.g. a record repeated)
+        found = self.read[task.repo].get(commit)
+        if found is None:
+            report.history_failed[task.instance_id] = f"no history: {self.failed[task.repo].get(commit)}"
+        return found
+
+    def add_to_present(self, task: SnapshotTask, target: Path, report: MaterializeReport) -> None:
+        """Add the history file to a present snapshot that lacks it (atomically), or count it reused."""
+        if (target / HISTORY_FILE).exists():
+            report.histories_reused.append(task.instance_id)
+            return
+        found = self.get(task, report)
+        if found is None:
+            return
+        try:
+            write_history(target / HISTORY_FILE, found)
+        except OSError as exc:
+            report.history_failed[task.instance_id] = f"cannot write {target / HISTORY_FILE}: {exc}"
+            return
+        report.histories_written.append(task.instance_id)
 
 
 def _resolve_mirror(

@@ -3,7 +3,8 @@
 Usage::
 
     python scripts/prepare_bench.py RELEASE.jsonl --source FILE_OR_HUB_ID [--source ...] --out BENCH.jsonl
-        [--pro-query full|problem] [--strict] [--mirrors DIR --repos DIR [--clone-missing]] [--quiet]
+        [--pro-query full|problem] [--strict] [--mirrors DIR --repos DIR [--clone-missing]
+        [--history [--history-commits N] [--history-years Y]]] [--quiet]
 
 The release rows (``bench.final.public.jsonl``) carry ground truth but no issue text, repository or base
 commit; each ``--source`` gives them in the SWE-bench layout (``instance_id``, ``repo``, ``base_commit``,
@@ -19,7 +20,8 @@ The joined bench is written atomically to ``--out``, in release order; a JSON re
 (``BENCH.report.json``): per dataset how many rows were joined, the match rules used, and every row not joined
 with its reason (also printed). Unjoined rows are not written; ``--strict`` makes any of them an error (exit
 status 1, nothing written but the report). With ``--mirrors`` and ``--repos`` the snapshots of the written
-records are then made as ``scripts/materialize.py`` does (exit status 1 if some failed).
+records are then made as ``scripts/materialize.py`` does, with their history files under ``--history`` (exit status
+1 if some failed).
 """
 
 from __future__ import annotations
@@ -92,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--mirrors and --repos go together")
     if args.clone_missing and args.mirrors is None:
         parser.error("--clone-missing needs --mirrors and --repos")
+    if args.history and args.mirrors is None:
+        parser.error("--history needs --mirrors and --repos")
     source_files = [("--source", Path(spec)) for spec in args.source if Path(spec).exists()]
     outputs = [("--out", args.out), ("report", report_path(args.out))]
     refuse_overwriting_inputs(parser, outputs, [("release", args.release), *source_files])
@@ -141,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
         write_text_atomic(report_file, json.dumps(report, indent=1, ensure_ascii=False) + "\n")
-        status = 1 if snapshots.failed else 0
+        status = 1 if snapshots.failed or snapshots.history_failed else 0
     return status
 
 
