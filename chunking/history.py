@@ -376,6 +376,10 @@ def _run(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
 def _stream(git_dir: Path, args: Sequence[str], ids: Sequence[str], consume: Callable[[bytes], None]) -> str | None:
     """Run a git command reading commit ids on stdin and feed its stdout to ``consume`` line by line.
 
+    :param git_dir: the git directory.
+    :param args: git's arguments.
+    :param ids: the commit ids for stdin, one a line.
+    :param consume: called with each output line (bytes, with its newline).
     :return: ``None`` when git succeeded, else git's last error line.
     """
     with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as stderr:
