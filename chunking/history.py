@@ -385,9 +385,12 @@ def _stream(git_dir: Path, args: Sequence[str], ids: Sequence[str], consume: Cal
     with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as stderr:
         stdin.write("".join(f"{c}\n" for c in ids).encode("ascii"))
         stdin.seek(0)
-        proc = subprocess.Popen(
-            _command(git_dir, args), stdin=stdin, stdout=subprocess.PIPE, stderr=stderr, cwd=git_dir, env=_env()
-        )
+        try:
+            proc = subprocess.Popen(
+                _command(git_dir, args), stdin=stdin, stdout=subprocess.PIPE, stderr=stderr, cwd=git_dir, env=_env()
+            )
+        except OSError as exc:  # e.g. an argument list too long for the system (many excluded paths)
+            return f"git {args[0]} could not start in {git_dir}: {exc.strerror}"
         assert proc.stdout is not None
         with proc.stdout:
             for line in proc.stdout:

@@ -28,6 +28,7 @@ from swe_explore.chunking.history import (
     write_history,
 )
 from swe_explore.commands import materialize as materialize_cmd
+from swe_explore.commands import prepare as prepare_cmd
 
 T0 = 1_600_000_000  # 2020-09-13; commit n is dated T0 + n days
 
@@ -291,3 +292,24 @@ def test_materialize_command_with_history(
     assert history is not None and [x.id for x in history.commits] == [c["c3"]]
     with pytest.raises(SystemExit):
         materialize_cmd.main([*argv, "--history-commits", "0"])
+
+
+def test_prepare_with_history_reports_the_histories(repo: tuple[Repo, dict[str, str]], tmp_path: Path) -> None:
+    """prepare_bench --mirrors --repos --history writes the snapshot with its history; the report counts it;
+    --history without --mirrors is refused."""
+    r, c = repo
+    mirrors, snaps = _mirror(r, tmp_path), tmp_path / "snaps"
+    gt = {"read_core_files": ["a.py"], "read_core_regions": [{"path": "a.py", "start": 1, "end": 1}]}
+    release, source = tmp_path / "release.jsonl", tmp_path / "source.jsonl"
+    release.write_text(json.dumps({"instance_id": "acme__demo-1", "ground_truth": gt, "dataset": "verified"}) + "\n")
+    source.write_text(json.dumps({"instance_id": "acme__demo-1", "repo": "acme/demo", "base_commit": c["c2"],
+                                  "problem_statement": "a is wrong"}) + "\n")  # fmt: skip
+    out = tmp_path / "bench.jsonl"
+    argv = [str(release), "--source", str(source), "--out", str(out), "--quiet", "--history"]
+    with pytest.raises(SystemExit):
+        prepare_cmd.main(argv)
+    assert prepare_cmd.main([*argv, "--mirrors", str(mirrors), "--repos", str(snaps)]) == 0
+    report = json.loads((tmp_path / "bench.report.json").read_text())
+    assert report["snapshots"]["histories"] == {"written": 1, "reused": 0, "failed": 0, "failures": {}}
+    history = read_history(snaps / "acme__demo-1", c["c2"])
+    assert history is not None and [x.id for x in history.commits] == [c["c2"], c["c1"]]
