@@ -13,6 +13,8 @@ subcommand       script                           what it does
 ``materialize``  ``scripts/materialize.py``       write one snapshot per bench record from bare git mirrors
 ``mine``         ``scripts/mine_history.py``      mine a labelled bench from a git mirror's history
 ``train``        ``scripts/train_ranker.py``      train the learned ranker on labelled benches
+``context``      ``scripts/context.py``           per result row: a snapshot copy and a document of only its regions
+``serve``        ``scripts/serve.py``             an MCP server (stdio) with the tools index_folder and explore
 ===============  ===============================  ==================================================================
 
 ``swe-explore SUBCOMMAND --help`` prints the subcommand's options; ``--version`` prints the version and
@@ -39,6 +41,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "prepare": ("prepare", "join the SWE-Explore release with its issue sources into a bench"),
     "materialize": ("materialize", "write one snapshot per bench record from bare git mirrors"),
     "train": ("train", "train the learned ranker on labelled benches"),
+    "context": ("context", "per instance of a result file: a snapshot copy and a document showing only its regions"),
+    "serve": ("serve", "an MCP server on standard input/output: the tools index_folder, explore, list_indexes"),
 }
 
 
