@@ -245,6 +245,7 @@ def make_explorer(
     ranker_model: str | None = None,
     files_first: int | None = None,
     shape: str | ShapeConfig | None = None,
+    walk: WalkConfig | None = None,
 ) -> IndexedExplorer | ReferenceAdapter | FusionExplorer:
     """Build an explorer by name: ``learned`` (the fusion explorer with the learned ranker,
     :class:`~swe_explore.explore.fusion.FusionExplorer`), a retriever name (:class:`IndexedExplorer`: that
@@ -273,6 +274,7 @@ def make_explorer(
         shaping`, with the dev-chosen parameters; the default, :func:`~swe_explore.explore.config.default_shape`),
         ``"plain"`` (the line-budget packer) or a :class:`~swe_explore.explore.shaping.ShapeConfig`; K and B still
         come from ``pack``/``k``/``budget``. The packer's other parameters and ``files_first`` need ``"plain"``.
+    :param walk: snapshot walking rules (not the reference); default ``WalkConfig()``.
     :return: the explorer.
     :raises ValueError: for an unknown name (listing the valid ones), an option the explorer does not take
         (naming it and the explorer), or an invalid value.
@@ -295,6 +297,7 @@ def make_explorer(
         "ranker_model": ranker_model,
         "files_first": files_first,
         "shape": shape,
+        "walk": walk,
     }
     given = {option: option for option, value in values.items() if value is not None}
     if "pack" in given and kind == "reference":
@@ -312,22 +315,13 @@ def make_explorer(
         shaping = shape_config(default_shape(name) if shape is None else shape)
         if shaping is not None:
             _check_shaped_options(config, files_first)
-        return _learned_explorer(config, root, model, rebuild, ranker_model, files_first, shaping)
+        return _learned_explorer(config, root, model, rebuild, ranker_model, files_first, shaping, walk)
     options = dict(retriever_options or {})
     if model is not None:
         options["model"] = model
-    return IndexedExplorer(
-        name,
-        chunker or "function",
-        dict(chunker_options or {}),
-        options,
-        config,
-        priors or RankPriors(),
-        root,
-        WalkConfig(),
-        DEFAULT_TOP_N if top_n is None else top_n,
-        rebuild,
-    )
+    top_n, walk = (DEFAULT_TOP_N if top_n is None else top_n), walk or WalkConfig()
+    extras = dict(chunker_options or {}), options, config, priors or RankPriors(), root, walk, top_n, rebuild
+    return IndexedExplorer(name, chunker or "function", *extras)
 
 
 def _reference_explorer(name: str, k: int, model: str | None) -> ReferenceAdapter:
@@ -349,6 +343,7 @@ def _learned_explorer(
     ranker_model: str | None,
     files_first: int | None,
     shape: ShapeConfig | None = None,
+    walk: WalkConfig | None = None,
 ) -> FusionExplorer:
     """The default explorer (:func:`make_explorer`'s ``learned``) from its checked options."""
     from swe_explore.explore.fusion import FusionExplorer
@@ -362,6 +357,7 @@ def _learned_explorer(
         shape=shape,
         potion_model=resolve_model_path(model),
         store=store,
+        walk=walk or WalkConfig(),
         rebuild=rebuild,
     )
 
