@@ -10,8 +10,17 @@ Rules (documented in ``docs/chunking.md``):
   :attr:`WalkConfig.exclude_dirs` or ending in ``.egg-info``, at any depth; and ``build``/``dist``/``vendor``
   **only at the snapshot's top level and only when they contain no** ``__init__.py`` (a source package named
   ``build`` such as ``pkg/build/`` is always kept).
+- **Ignore files** (:data:`IGNORE_FILES`, :attr:`WalkConfig.ignore_files`, on by default): the ``.gitignore`` and
+  ``.ignore`` files of the folder, at its root and in any directory below, with git's semantics (patterns
+  relative to the file's directory, ``!`` negation, ``dir/`` patterns matching directories only, the deepest
+  file that has a matching pattern decides, last matching pattern wins; ``.ignore`` is read after ``.gitignore``
+  of the same directory, so it wins). An ignored directory is pruned (skip reason ``ignored_dir``, counted once);
+  an ignored file is skipped as ``ignored``. **Not applied to a bench snapshot** (a folder with
+  :data:`SNAPSHOT_MARKER` at its top, made by ``materialize``): every file of a checkout is tracked, and git's
+  ignore rules apply only to untracked files, so a snapshot is walked exactly as without ignore files.
 - **Skipped files**, each counted by reason in :attr:`WalkStats.skipped` (the first few paths per reason are
-  kept in :attr:`WalkStats.examples`): ``snapshot_marker`` (:data:`SNAPSHOT_MARKER` at the snapshot's top level,
+  kept in :attr:`WalkStats.examples`): ``ignored`` and ``ignored_dir`` (above), ``snapshot_marker``
+  (:data:`SNAPSHOT_MARKER` at the snapshot's top level,
   written by :mod:`swe_explore.benchprep.snapshots`), ``snapshot_history`` (its history,
   :data:`swe_explore.chunking.history.HISTORY_FILE`), ``undecodable_name`` (see below), ``unsupported_extension``,
   ``lock_file`` (``package-lock.json``, ``poetry.lock``, ...), ``too_large`` (more than
@@ -38,6 +47,8 @@ import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from pathspec import GitIgnoreSpec
 
 from swe_explore.chunking.history import HISTORY_FILE
 from swe_explore.chunking.languages import TEXT, language_for_path, needs_text
@@ -109,10 +120,15 @@ SNAPSHOT_MARKER = ".swe-explore-snapshot.json"
 instance_id, created_at). It is not part of the repository, so it is never indexed (skip reason
 ``snapshot_marker``)."""
 
+IGNORE_FILES: tuple[str, ...] = (".gitignore", ".ignore")
+"""The ignore files read in every directory, in this order (a later file's patterns win over an earlier one's)."""
+
 _H_SNIFF_LINES = 5000
 """Lines of a ``.h`` header given to the C/C++ test of :func:`chunking.languages.language_for_path`."""
 
 SKIP_REASONS: tuple[str, ...] = (
+    "ignored",
+    "ignored_dir",
     "snapshot_marker",
     "snapshot_history",
     "undecodable_name",
@@ -164,6 +180,8 @@ class WalkConfig:
     :param top_level_generated: directory names pruned only at the snapshot root and only when they contain
         no ``__init__.py`` (``build``, ``dist``, ``vendor``).
     :param lock_files: file names skipped as ``lock_file``.
+    :param ignore_files: honour the folder's ``.gitignore``/``.ignore`` files (module docstring); never applied to
+        a bench snapshot (one with :data:`SNAPSHOT_MARKER`), so for those both values walk the same files.
     :raises ValueError: if ``max_file_bytes < 1``.
     """
 
@@ -172,23 +190,30 @@ class WalkConfig:
     exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS
     top_level_generated: frozenset[str] = DEFAULT_TOP_LEVEL_GENERATED
     lock_files: frozenset[str] = DEFAULT_LOCK_FILES
+    ignore_files: bool = True
 
     def __post_init__(self) -> None:
         if self.max_file_bytes < 1:
             raise ValueError(f"max_file_bytes must be >= 1, got {self.max_file_bytes}")
 
     def to_dict(self) -> dict[str, object]:
-        """JSON-serialisable form for the index manifest (sets become sorted lists).
+        """JSON-serialisable form for the index manifest, the index key and every result row's explorer config
+        (sets become sorted lists). ``ignore_files`` is written only when off (``"ignore_files": false``): the
+        default's form is the one from before ignore files were read, so bench snapshots (which the walker never
+        applies them to) keep their index keys and result rows byte for byte.
 
         :return: the config as a dict.
         """
-        return {
+        out: dict[str, object] = {
             "max_file_bytes": self.max_file_bytes,
             "include_text": self.include_text,
             "exclude_dirs": sorted(self.exclude_dirs),
             "top_level_generated": sorted(self.top_level_generated),
             "lock_files": sorted(self.lock_files),
         }
+        if not self.ignore_files:
+            out["ignore_files"] = False
+        return out
 
 
 @dataclass
@@ -203,7 +228,8 @@ class WalkStats:
         PEP 263 declaration).
     :param declared_encodings: codec -> indexed Python files decoded with the codec of their PEP 263 encoding
         declaration (``iso8859-1``, ``cp1252``, ...; UTF-8 declarations are not counted).
-    :param skipped: skip reason (see :data:`SKIP_REASONS`) -> number of files.
+    :param skipped: skip reason (see :data:`SKIP_REASONS`) -> number of files (of directories for
+        ``ignored_dir``, and for ``unreadable`` directories).
     :param examples: skip reason -> the first :data:`MAX_SKIP_EXAMPLES` skipped paths (repo-relative, written by
         :func:`_display_path`; a directory for an unreadable directory), so a user can find them.
     :param excluded_dirs: excluded directory name -> number of directories pruned.
@@ -253,29 +279,80 @@ def _is_excluded_dir(name: str, rel_dir: str, abs_dir: str, config: WalkConfig) 
     return False
 
 
-def _list_candidates(root: str, config: WalkConfig, stats: WalkStats) -> list[tuple[str, os.DirEntry[str]]]:
-    """All file entries (and symlinks) under ``root`` outside excluded directories, sorted by relative path.
+_IgnoreRules = tuple[tuple[str, GitIgnoreSpec], ...]
+"""The ignore files above a directory: (directory relative to the root, its patterns) pairs, root first."""
+
+
+def _read_ignore_rules(abs_dir: str, rel_dir: str, names: set[str], rules: _IgnoreRules) -> _IgnoreRules:
+    """``rules`` plus the ignore files (:data:`IGNORE_FILES`) of one directory, when it has any.
+
+    :param abs_dir: the directory.
+    :param rel_dir: its path relative to the root (``""`` for the root).
+    :param names: the names of its entries (from the listing, so no extra system call when it has none).
+    :param rules: the rules of the directories above.
+    :return: the rules for its entries.
+    """
+    lines: list[str] = []
+    for name in IGNORE_FILES:
+        path = os.path.join(abs_dir, name)
+        if name in names and os.path.isfile(path):
+            try:
+                with open(path, "rb") as handle:
+                    lines.extend(handle.read().decode("utf-8", "replace").splitlines())
+            except OSError:
+                continue
+    if not lines:
+        return rules
+    return (*rules, (rel_dir, GitIgnoreSpec.from_lines(lines)))
+
+
+def _is_ignored(rel: str, is_dir: bool, rules: _IgnoreRules) -> bool:
+    """Whether git would ignore a path: the deepest ignore file with a matching pattern decides (its last match).
+
+    :param rel: the path relative to the root.
+    :param is_dir: it is a directory (``dir/`` patterns match only directories).
+    :param rules: the ignore files above it.
+    :return: whether it is ignored.
+    """
+    ignored = False
+    for base, spec in rules:
+        sub = rel[len(base) + 1 :] if base else rel
+        result = spec.check_file(sub + "/" if is_dir else sub).include
+        if result is not None:
+            ignored = result
+    return ignored
+
+
+def _list_candidates(root: str, config: WalkConfig, stats: WalkStats) -> list[tuple[str, os.DirEntry[str], bool]]:
+    """All file entries (and symlinks) under ``root`` outside excluded and ignored directories, sorted by relative
+    path, each with whether an ignore file ignores it.
 
     Iterative (explicit stack), so directory depth never meets Python's recursion limit.
     """
-    found: list[tuple[str, os.DirEntry[str]]] = []
-    stack: list[tuple[str, str]] = [(root, "")]
+    use_ignores = config.ignore_files and not os.path.isfile(os.path.join(root, SNAPSHOT_MARKER))
+    found: list[tuple[str, os.DirEntry[str], bool]] = []
+    stack: list[tuple[str, str, _IgnoreRules]] = [(root, "", ())]
     while stack:
-        abs_dir, rel_dir = stack.pop()
+        abs_dir, rel_dir, rules = stack.pop()
         try:
             entries = list(os.scandir(abs_dir))
         except OSError:
             stats.skip("unreadable", rel_dir or ".")
             continue
+        if use_ignores:  # in name order, so the examples of ``ignored_dir`` do not depend on the file system
+            entries.sort(key=lambda e: e.name)
+            rules = _read_ignore_rules(abs_dir, rel_dir, {e.name for e in entries}, rules)
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             if entry.is_dir(follow_symlinks=False):
                 if _is_excluded_dir(entry.name, rel_dir, abs_dir, config):
                     stats.excluded_dirs[entry.name] = stats.excluded_dirs.get(entry.name, 0) + 1
+                elif rules and _is_ignored(rel, True, rules):
+                    stats.skip("ignored_dir", rel)
                 else:
-                    stack.append((entry.path, rel))
+                    stack.append((entry.path, rel, rules))
             else:
-                found.append((rel, entry))
+                found.append((rel, entry, bool(rules) and _is_ignored(rel, False, rules)))
     found.sort(key=lambda item: item[0])
     return found
 
@@ -307,8 +384,11 @@ def iter_source_files(
 def _iter_files(root_path: Path, config: WalkConfig, stats: WalkStats) -> Iterator[SourceFile]:
     """The generator behind :func:`iter_source_files` (which validates the root eagerly)."""
     real_root = os.path.realpath(root_path)
-    for rel, entry in _list_candidates(str(root_path), config, stats):
+    for rel, entry, ignored in _list_candidates(str(root_path), config, stats):
         stats.files_seen += 1
+        if ignored:
+            stats.skip("ignored", rel)
+            continue
         if rel == SNAPSHOT_MARKER:
             stats.skip("snapshot_marker", rel)
             continue

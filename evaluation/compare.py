@@ -22,6 +22,7 @@ from typing import Any
 from swe_explore.chunking.registry import DEFAULT_CHUNKER
 from swe_explore.evaluation.bench import BenchRecord
 from swe_explore.evaluation.metrics import METRIC_NAMES
+from swe_explore.evaluation.paper_rows import PaperRow, with_paper_rows
 from swe_explore.evaluation.plots import Bar, bar_chart, delta_chart, pyplot
 from swe_explore.evaluation.results import (
     SHORT_NAMES,
@@ -77,12 +78,19 @@ class GridResult:
     failures: int
     plotted: bool
 
-    def table(self, metrics: Sequence[str] = SHOWN) -> str:
-        """The comparison overall (means with CIs and p-values), else the means."""
+    def table(self, metrics: Sequence[str] = SHOWN, paper_rows: list[PaperRow] | None = None) -> str:
+        """The comparison overall (means with CIs and p-values), else the means.
+
+        :param metrics: the metrics shown.
+        :param paper_rows: the paper's main-table rows, shown after the cells (labelled "paper, all 848
+            instances"; not compared).
+        :return: the table.
+        """
         comparison = self.comparisons["all"]
         if comparison is None:
-            return format_table({label: s["metrics"] for label, s in self.summary.items()}, metrics=metrics)
-        return format_comparison(comparison, metrics=metrics)
+            means = {label: s["metrics"] for label, s in self.summary.items()}
+            return format_table(with_paper_rows(means, paper_rows or []), metrics=metrics)
+        return format_comparison(comparison, metrics=metrics, extra={r.label: r.figures for r in paper_rows or []})
 
 
 def run_grid(

@@ -17,6 +17,7 @@ from typing import Any
 
 from swe_explore.chunking.atomic import write_text_atomic
 from swe_explore.evaluation.bench import BenchRecord, SnapshotCommitError
+from swe_explore.evaluation.paper_rows import PaperRow, with_paper_rows
 from swe_explore.evaluation.results import (
     RESOLVED_METRICS_KEY,
     Coverage,
@@ -196,6 +197,7 @@ def evaluate_files(
     style: str = "markdown",
     compare: dict[str, Any] | None = None,
     score_predicted_lines: bool = False,
+    paper_rows: list[PaperRow] | None = None,
     warn: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
     **evaluate_options: Any,
 ) -> EvaluationReport:
@@ -214,6 +216,9 @@ def evaluate_files(
         files have a row for; each summary gets a ``comparison``.
     :param score_predicted_lines: also score with the predicted files' line counts (docs/metrics.md): a second
         overall table headed :data:`RESOLVED_TITLE`, and ``predicted_files_resolved`` in each summary.
+    :param paper_rows: the paper's main-table rows (:mod:`~swe_explore.evaluation.paper_rows`), shown after ours in
+        the overall table and the comparison (labelled "paper, all 848 instances"; not in the group tables, not
+        compared, not in the summaries).
     :param warn: receives each warning line (default: printed to stderr).
     :param evaluate_options: passed to :func:`~swe_explore.evaluation.results.evaluate_rows` (``k``,
         ``line_count_mode``, ``normalize_paths``, ``shared_snapshots``).
@@ -249,7 +254,8 @@ def evaluate_files(
                 "per_instance": instance_metrics(resolved),
             }
         files[label] = FileScore(Path(path), scored, coverage, {r["instance_id"] for r in rows}, summary)
-    tables = [format_table({label: f.summary["metrics"] for label, f in files.items()}, metrics=metrics, style=style)]
+    means = {label: f.summary["metrics"] for label, f in files.items()}
+    tables = [format_table(with_paper_rows(means, paper_rows or []), metrics=metrics, style=style)]
     if score_predicted_lines:
         resolved_table = {label: f.summary["predicted_files_resolved"]["metrics"] for label, f in files.items()}
         tables += [f"\n{RESOLVED_TITLE}", format_table(resolved_table, metrics=metrics, style=style)]
@@ -263,7 +269,8 @@ def evaluate_files(
         present = {label: [r for r in f.scored if r["instance_id"] in f.instance_ids] for label, f in files.items()}
         comparison = compare_rows(present, next(iter(present)), metrics, **compare)
         tables.append(f"\n{compared_line(comparison)}")
-        tables.append(format_comparison(comparison, metrics_as="rows"))
+        extra = {row.label: row.figures for row in paper_rows or []}
+        tables.append(format_comparison(comparison, metrics_as="rows", extra=extra))
         for label, f in files.items():
             f.summary["comparison"] = comparison.to_dict(label)
     return EvaluationReport(files, "\n".join(tables), comparison)

@@ -611,7 +611,7 @@ def write_instance_csv(
 
 
 def format_table(
-    table: Mapping[str, Mapping[str, float]],
+    table: Mapping[str, Mapping[str, float | str]],
     *,
     metrics: Sequence[str] = METRIC_NAMES,
     metrics_as: str = "columns",
@@ -621,7 +621,8 @@ def format_table(
 ) -> str:
     """Format ``{label: {metric: value}}`` (labels = explorers, repos, ...) as a text table.
 
-    :param table: one entry per row label, e.g. ``{"bm25": summary["metrics"], ...}``.
+    :param table: one entry per row label, e.g. ``{"bm25": summary["metrics"], ...}``; a text value is shown as it
+        is (the paper's figures, :mod:`swe_explore.evaluation.paper_rows`).
     :param metrics: which metrics to show, in order.
     :param metrics_as: ``"columns"`` (one row per label) or ``"rows"`` (one row per metric).
     :param style: ``"markdown"`` (pipe table) or ``"plain"`` (space-aligned).
@@ -639,6 +640,8 @@ def format_table(
 
     def cell(label: str, metric: str) -> str:
         value = table[label].get(metric)
+        if isinstance(value, str):
+            return value
         return "-" if value is None else f"{value:.{digits}f}"
 
     if metrics_as == "columns":

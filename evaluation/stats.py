@@ -486,6 +486,7 @@ def format_comparison(
     metrics_as: str = "rows",
     digits: int = 3,
     with_legend: bool = True,
+    extra: Mapping[str, Mapping[str, str]] | None = None,
 ) -> str:
     """A markdown table of a comparison: ``mean [CI] marker p`` per file and metric, then the legend.
 
@@ -494,6 +495,8 @@ def format_comparison(
     :param metrics_as: ``"rows"`` (one row per metric, one column per file) or ``"columns"`` (one row per file).
     :param digits: decimals.
     :param with_legend: append :func:`legend` after a blank line.
+    :param extra: more labels after the files (label -> metric -> text shown as it is, ``-`` when missing), not
+        compared: the paper's figures (:mod:`swe_explore.evaluation.paper_rows`).
     :return: the table text.
     :raises ValueError: on an unknown ``metrics_as`` or a metric not compared.
     """
@@ -504,13 +507,17 @@ def format_comparison(
     if unknown:
         raise ValueError(f"metric(s) not compared: {unknown}")
 
+    added = dict(extra or {})
+
     def cell(label: str, metric: str) -> str:
+        if label in added:
+            return added[label].get(metric, "-")
         return format_cell(comparison.cells[label][metric], baseline=label == comparison.baseline, digits=digits)
 
     def name(metric: str) -> str:
         return SHORT_NAMES.get(metric, metric)
 
-    labels = comparison.labels
+    labels = [*comparison.labels, *added]
     if metrics_as == "rows":
         header = ["metric", *labels]
         body = [[name(m), *(cell(label, m) for label in labels)] for m in shown]

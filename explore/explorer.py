@@ -29,6 +29,7 @@ from swe_explore.explore.config import (
     default_shape,
     explorer_kind,
 )
+from swe_explore.explore.filters import RegionFilter
 from swe_explore.explore.packing import PackConfig, add_text, pack_scored
 from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.explore.reference import REFERENCE_EXPLORERS
@@ -151,22 +152,41 @@ class IndexedExplorer:
 
         return self._loaded.get(snapshot_dir, name, load)
 
-    def rank(self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None) -> list[ScoredChunk]:
+    def rank(
+        self,
+        snapshot_dir: str | Path,
+        query: str,
+        snapshot_name: str | None = None,
+        filters: RegionFilter | None = None,
+    ) -> list[ScoredChunk]:
         """The ranking the packer reads: at most ``top_n`` scored chunks, best first (the explorers' one
         ``rank()`` contract; chunks of a loaded index carry no text).
 
         :param snapshot_dir: the snapshot.
         :param query: issue text; an empty query gives ``[]``.
         :param snapshot_name: its name in the store.
+        :param filters: with a filter, the ``top_n`` best chunks of the files it keeps (the whole ranking is read).
         :return: the chunks with the retriever's scores after the ranking priors.
         """
         index = self.load(snapshot_dir, snapshot_name)
-        hits = index.retriever.search(query, self.top_n) if query.strip() else []
+        if not query.strip():
+            hits = []
+        elif filters is None:
+            hits = index.retriever.search(query, self.top_n)
+        else:
+            every = index.retriever.search(query, max(1, len(index.chunks)))
+            chunks = index.chunks
+            hits = [h for h in every if filters.keeps(chunks[h.index].path, chunks[h.index].language)][: self.top_n]
         hits = apply_priors(query, index.chunks, hits, self.priors)
         return [ScoredChunk(index.chunks[h.index], float(h.score)) for h in hits]
 
     def explore_scored(
-        self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None, with_text: bool = False
+        self,
+        snapshot_dir: str | Path,
+        query: str,
+        snapshot_name: str | None = None,
+        with_text: bool = False,
+        filters: RegionFilter | None = None,
     ) -> list[ScoredRegion]:
         """:meth:`explore` with each region's score (that of its best-ranked chunk) and, on request, its text.
 
@@ -174,13 +194,20 @@ class IndexedExplorer:
         :param query: issue text; an empty query gives ``[]``.
         :param snapshot_name: its name in the store.
         :param with_text: read each region's lines from the snapshot.
+        :param filters: regions only from the files this keeps (applied to the ranking before packing).
         :return: the regions of :meth:`explore`, in its order.
         """
-        ranked = self.rank(snapshot_dir, query, snapshot_name)
+        ranked = self.rank(snapshot_dir, query, snapshot_name, filters)
         regions = pack_scored(ranked, self.pack, self.load(snapshot_dir, snapshot_name).file_lines)
         return add_text(snapshot_dir, regions) if with_text else regions
 
-    def explore(self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None) -> list[Region]:
+    def explore(
+        self,
+        snapshot_dir: str | Path,
+        query: str,
+        snapshot_name: str | None = None,
+        filters: RegionFilter | None = None,
+    ) -> list[Region]:
         """Regions for an issue: the ranking packed into at most K regions within the line budget.
 
         The snapshot is indexed on first use (saved in ``store``) and its index kept in memory for the next query.
@@ -188,10 +215,11 @@ class IndexedExplorer:
         :param snapshot_dir: the snapshot (a repository tree).
         :param query: issue text; an empty query gives ``[]``.
         :param snapshot_name: its name in the store (default: the folder's name and a hash of its path).
+        :param filters: regions only from the files this keeps (:mod:`swe_explore.explore.filters`).
         :return: at most ``pack.k`` regions with at most ``pack.budget`` lines in total, best first.
         :raises FileNotFoundError: if ``snapshot_dir`` is not a directory.
         """
-        return [r.region for r in self.explore_scored(snapshot_dir, query, snapshot_name)]
+        return [r.region for r in self.explore_scored(snapshot_dir, query, snapshot_name, filters=filters)]
 
 
 @dataclass
@@ -245,6 +273,7 @@ def make_explorer(
     ranker_model: str | None = None,
     files_first: int | None = None,
     shape: str | ShapeConfig | None = None,
+    walk: WalkConfig | None = None,
 ) -> IndexedExplorer | ReferenceAdapter | FusionExplorer:
     """Build an explorer by name: ``learned`` (the fusion explorer with the learned ranker,
     :class:`~swe_explore.explore.fusion.FusionExplorer`), a retriever name (:class:`IndexedExplorer`: that
@@ -273,6 +302,7 @@ def make_explorer(
         shaping`, with the dev-chosen parameters; the default, :func:`~swe_explore.explore.config.default_shape`),
         ``"plain"`` (the line-budget packer) or a :class:`~swe_explore.explore.shaping.ShapeConfig`; K and B still
         come from ``pack``/``k``/``budget``. The packer's other parameters and ``files_first`` need ``"plain"``.
+    :param walk: snapshot walking rules (not the reference); default ``WalkConfig()``.
     :return: the explorer.
     :raises ValueError: for an unknown name (listing the valid ones), an option the explorer does not take
         (naming it and the explorer), or an invalid value.
@@ -295,6 +325,7 @@ def make_explorer(
         "ranker_model": ranker_model,
         "files_first": files_first,
         "shape": shape,
+        "walk": walk,
     }
     given = {option: option for option, value in values.items() if value is not None}
     if "pack" in given and kind == "reference":
@@ -312,22 +343,13 @@ def make_explorer(
         shaping = shape_config(default_shape(name) if shape is None else shape)
         if shaping is not None:
             _check_shaped_options(config, files_first)
-        return _learned_explorer(config, root, model, rebuild, ranker_model, files_first, shaping)
+        return _learned_explorer(config, root, model, rebuild, ranker_model, files_first, shaping, walk)
     options = dict(retriever_options or {})
     if model is not None:
         options["model"] = model
-    return IndexedExplorer(
-        name,
-        chunker or "function",
-        dict(chunker_options or {}),
-        options,
-        config,
-        priors or RankPriors(),
-        root,
-        WalkConfig(),
-        DEFAULT_TOP_N if top_n is None else top_n,
-        rebuild,
-    )
+    top_n, walk = (DEFAULT_TOP_N if top_n is None else top_n), walk or WalkConfig()
+    extras = dict(chunker_options or {}), options, config, priors or RankPriors(), root, walk, top_n, rebuild
+    return IndexedExplorer(name, chunker or "function", *extras)
 
 
 def _reference_explorer(name: str, k: int, model: str | None) -> ReferenceAdapter:
@@ -349,6 +371,7 @@ def _learned_explorer(
     ranker_model: str | None,
     files_first: int | None,
     shape: ShapeConfig | None = None,
+    walk: WalkConfig | None = None,
 ) -> FusionExplorer:
     """The default explorer (:func:`make_explorer`'s ``learned``) from its checked options."""
     from swe_explore.explore.fusion import FusionExplorer
@@ -362,6 +385,7 @@ def _learned_explorer(
         shape=shape,
         potion_model=resolve_model_path(model),
         store=store,
+        walk=walk or WalkConfig(),
         rebuild=rebuild,
     )
 

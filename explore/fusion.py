@@ -38,6 +38,7 @@ from swe_explore.explore.features import (
     candidate_features,
     is_test_path,
 )
+from swe_explore.explore.filters import RegionFilter
 from swe_explore.explore.packing import PackConfig, add_text, files_first, gate_files, pack_scored
 from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.explore.ranker import DEFAULT_RANKER_MODEL, RankerEnsemble, load_ensemble
@@ -202,13 +203,21 @@ class FusionExplorer:
                 )
         return SnapshotIndex(first.chunks, first.file_lines, retrievers, graph)
 
-    def rank(self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None) -> list[ScoredChunk]:
+    def rank(
+        self,
+        snapshot_dir: str | Path,
+        query: str,
+        snapshot_name: str | None = None,
+        filters: RegionFilter | None = None,
+    ) -> list[ScoredChunk]:
         """The ranked candidate chunks with their scores, best first (the explorers' one ``rank()`` contract),
         before the file gate and the files-first order.
 
         :param snapshot_dir: the snapshot.
         :param query: the issue text; an empty query gives ``[]``.
         :param snapshot_name: its name in the store.
+        :param filters: keep only the candidates of the files it keeps (``priors``: the ``top_n`` best BM25 chunks
+            of those files, the whole ranking read; ``learned``: the candidates gathered as without a filter).
         :return: the candidates in rank order with their scores (the learned ranker's, or BM25 with priors).
         """
         index = self.load(snapshot_dir, snapshot_name)
@@ -217,16 +226,28 @@ class FusionExplorer:
             return []
         if self._model is None:
             bm25 = index.retrievers["bm25"]
-            hits = bm25.search(query, self.candidates.top_n)
+            if filters is None:
+                hits = bm25.search(query, self.candidates.top_n)
+            else:
+                chunks = index.chunks
+                every = bm25.search(query, max(1, len(chunks)))
+                keep = [h for h in every if filters.keeps(chunks[h.index].path, chunks[h.index].language)]
+                hits = keep[: self.candidates.top_n]
             hits = apply_priors(query, index.chunks, hits, RankPriors())
             return [ScoredChunk(index.chunks[h.index], float(h.score)) for h in hits]
         cands = candidate_features(query, index, self.candidates, self._model.features)
         scores = self._model.score(cands.features)
         order = np.lexsort((cands.ids, -scores))
-        return [ScoredChunk(index.chunks[int(cands.ids[k])], float(scores[k])) for k in order]
+        ranked = [ScoredChunk(index.chunks[int(cands.ids[k])], float(scores[k])) for k in order]
+        return ranked if filters is None else filters.chunks(ranked)
 
     def explore_scored(
-        self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None, with_text: bool = False
+        self,
+        snapshot_dir: str | Path,
+        query: str,
+        snapshot_name: str | None = None,
+        with_text: bool = False,
+        filters: RegionFilter | None = None,
     ) -> list[ScoredRegion]:
         """:meth:`explore` with each region's score (that of its best-ranked chunk) and, on request, its text.
 
@@ -234,11 +255,13 @@ class FusionExplorer:
         :param query: the issue text; an empty query gives ``[]``.
         :param snapshot_name: its name in the store.
         :param with_text: read each region's lines from the snapshot.
+        :param filters: regions only from the files this keeps (applied to the candidates before packing or
+            shaping; the shape's test completions too).
         :return: the regions of :meth:`explore`, in its order.
         """
-        ranked = self.rank(snapshot_dir, query, snapshot_name)
+        ranked = self.rank(snapshot_dir, query, snapshot_name, filters)
         if self.shape is not None:
-            regions = self._shaped(self.load(snapshot_dir, snapshot_name), query, ranked, self.shape)
+            regions = self._shaped(self.load(snapshot_dir, snapshot_name), query, ranked, self.shape, filters)
             return add_text(snapshot_dir, regions) if with_text else regions
         chunks = [s.chunk for s in ranked]
         if self.file_margin is not None and self._model is not None:
@@ -251,7 +274,12 @@ class FusionExplorer:
         return add_text(snapshot_dir, regions) if with_text else regions
 
     def _shaped(
-        self, index: SnapshotIndex, query: str, ranked: list[ScoredChunk], config: ShapeConfig
+        self,
+        index: SnapshotIndex,
+        query: str,
+        ranked: list[ScoredChunk],
+        config: ShapeConfig,
+        filters: RegionFilter | None = None,
     ) -> list[ScoredRegion]:
         """The shaped regions (:func:`~swe_explore.explore.shaping.shape`) of a ranking, completed with the tests of
         its top code files (each shown as its best BM25 chunk for the query, cut to ``config.test_lines``)."""
@@ -271,14 +299,23 @@ class FusionExplorer:
                     if best.start <= end:
                         discount = config.test_discount + (config.import_discount if relation == "imports" else 0.0)
                         extra.append(ScoredRegion(test, best.start, end, scores[source] - discount))
+        if filters is not None and extra:
+            extra = filters.regions(extra, {c.path: c.language for c in index.chunks})
         return shape(ranked, index.file_lines, self._pack.k, self._pack.budget, config, extra)
 
-    def explore(self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None) -> list[Region]:
+    def explore(
+        self,
+        snapshot_dir: str | Path,
+        query: str,
+        snapshot_name: str | None = None,
+        filters: RegionFilter | None = None,
+    ) -> list[Region]:
         """At most K regions within the line budget, best first.
 
         :param snapshot_dir: the snapshot.
         :param query: the issue text; an empty query gives ``[]``.
         :param snapshot_name: its name in the store.
+        :param filters: regions only from the files this keeps (:mod:`swe_explore.explore.filters`).
         :return: the regions.
         """
-        return [r.region for r in self.explore_scored(snapshot_dir, query, snapshot_name)]
+        return [r.region for r in self.explore_scored(snapshot_dir, query, snapshot_name, filters=filters)]

@@ -331,7 +331,7 @@ def test_breaker_explore_text_escapes_a_newline_in_a_file_name(
     argv = [str(root), "cart total", "--retriever", "bm25", "--store", str(tmp_path / "s"), "--lines", "0"]
     assert explore_main(argv) == 0
     out = capsys.readouterr().out
-    assert "\n1. a\\nb.py:1-2 (2 lines)\n" in out
+    assert "\n1. a\\nb.py:1-2 (2 lines, score " in out
 
 
 def test_breaker_strict_evaluate_refuses_unmatched_issue_map_ids(

@@ -105,6 +105,25 @@ def load_bench_args(
     return records
 
 
+def add_paper_rows_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--paper-rows [FILE]`` (``evaluate``, ``compare``): the paper's main-table rows next to ours.
+
+    :param parser: the script's parser.
+    """
+    from swe_explore.evaluation.paper_rows import PAPER_TABLE
+
+    parser.add_argument(
+        "--paper-rows",
+        nargs="?",
+        type=Path,
+        const=PAPER_TABLE,
+        default=None,
+        metavar="FILE",
+        help="also print the paper's main-table rows (measured on all 848 instances, labelled so) for the metrics "
+        "they share (default FILE: docs/paper-main-table.csv of the source checkout)",
+    )
+
+
 def add_chunker_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``--chunker NAME`` and every strategy option (``--max-lines``, ``--size``, ...) to a parser.
 

@@ -21,6 +21,7 @@ from swe_explore.chunking.languages import language_for_path
 from swe_explore.chunking.lines import split_lines
 from swe_explore.chunking.registry import chunk_snapshot
 from swe_explore.chunking.types import Chunk, SourceFile
+from swe_explore.chunking.walk import WalkConfig
 from swe_explore.commands._args import add_chunker_arguments, chunker_from_args
 
 
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no such file or directory: {path}")
     out = sys.stdout
     if path.is_dir():
-        chunks, stats = chunk_snapshot(path, chunker)
+        chunks, stats = chunk_snapshot(path, chunker, WalkConfig(ignore_files=args.ignore_files))
         for chunk in chunks:
             out.write(json.dumps(_row(chunk, args.text), ensure_ascii=False) + "\n")
         if args.stats:
@@ -84,6 +85,12 @@ def _parser() -> argparse.ArgumentParser:
     add_chunker_arguments(parser)
     parser.add_argument("--text", action="store_true", help="include each chunk's text")
     parser.add_argument("--stats", action="store_true", help="print chunk statistics (JSON) to stderr")
+    parser.add_argument(
+        "--no-ignore-files",
+        dest="ignore_files",
+        action="store_false",
+        help="a directory: also chunk the files its .gitignore/.ignore files ignore (docs/chunking.md)",
+    )
     return parser
 
 

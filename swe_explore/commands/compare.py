@@ -5,7 +5,7 @@ Usage::
     python scripts/compare_chunkers.py [--bench FILE] [--repos DIR] [--out DIR]
         [--chunkers window function hybrid] [--retrievers bm25 tfidf potion faiss hybrid]
         [--references reference_bm25 reference_tfidf reference_potion] [--raw] [--model PATH] [--k 5] [--budget 500]
-        [--baseline-cell bm25+function] [--resamples 10000] [--seed 0]
+        [--baseline-cell bm25+function] [--resamples 10000] [--seed 0] [--paper-rows [FILE]]
 
 Writes to ``--out`` (default ``outputs/compare/<bench>``): ``results/<cell>.jsonl`` (reference-compatible rows,
 resumable), ``per_instance.csv`` (every cell's per-instance metrics), ``table.md`` (all 17 metrics per cell as
@@ -16,7 +16,8 @@ to the baseline, p and Holm p), and ``plots/*.png`` (needs the ``plots`` extra):
 efficiency per chunker × retriever with the CIs as error bars, and ``delta_ndcg_at_500.png``, the sorted
 per-instance differences between the best cell and the baseline. ``--raw`` adds each retriever without the ranking
 priors. Indexes are built on first use and reused (``--store``). The statistics are those of
-:mod:`swe_explore.evaluation.stats`.
+:mod:`swe_explore.evaluation.stats`. ``--paper-rows`` adds the paper's main-table rows (measured on all 848
+instances, labelled so) to the printed table, for the metrics they share; the files written are unchanged.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 from swe_explore.benchprep.release import record_language
 from swe_explore.commands._args import (
     add_bench_arguments,
+    add_paper_rows_argument,
     die,
     load_bench_args,
     refuse_overwriting_inputs,
@@ -37,6 +39,7 @@ from swe_explore.commands._args import (
 )
 from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
 from swe_explore.evaluation.compare import DEFAULT_BASELINE, Cell, baseline_cell, run_grid
+from swe_explore.evaluation.paper_rows import load_paper_rows
 from swe_explore.evaluation.runner import ConcurrentRunError, ConfigMismatchError
 from swe_explore.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from swe_explore.explore.explorer import IndexedExplorer, make_explorer
@@ -64,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     refuse_writing_into(parser, [("--out", out)], [("--repos", args.repos), ("--store", args.store)])
     refuse_writing_into(parser, [("--store", args.store)], [("--repos", args.repos)])
 
+    try:
+        paper_rows = load_paper_rows(args.paper_rows) if args.paper_rows is not None else None
+    except ValueError as exc:
+        die(parser, str(exc))
     cells = _cells(parser, args)
     if args.resamples < 1:
         parser.error("--resamples must be >= 1")
@@ -86,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     except (ConfigMismatchError, ConcurrentRunError, ValueError) as exc:
         die(parser, str(exc))
-    print(grid.table())
+    print(grid.table(paper_rows=paper_rows))
     plots = f" and {out / 'plots'}" if grid.plotted else " (no plots: pip install 'swe-explore-baselines[plots]')"
     print(f"\nwrote {out / 'table.md'}, {out / 'table.csv'}, {out / 'per_instance.csv'}{plots}")
     return 1 if grid.failures else 0
@@ -136,6 +143,7 @@ def _parser() -> argparse.ArgumentParser:
         help="bootstrap resamples and random permutations (default: %(default)s)",
     )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of both (default: %(default)s)")
+    add_paper_rows_argument(parser)
     add_explorer_arguments(parser, choose=False)
     return parser
 

@@ -6,6 +6,7 @@ Usage::
         [--k K] [--per-repo] [--metrics all|main] [--format markdown|plain] [--line-counts lines|splitlines]
         [--normalize-paths] [--score-predicted-lines] [--json OUT] [--per-instance-csv OUT]
         [--compare [--baseline PRED.jsonl] [--resamples 10000] [--seed 0] [--ci-method percentile|bca|basic]]
+        [--paper-rows [FILE]]
 
 Metrics are recomputed from each row's ``regions`` with the reference-compatible evaluator
 (``docs/metrics.md``), on the first ``--k`` regions of each row (default 5, as the reference runner slices
@@ -27,7 +28,10 @@ writes them as one CSV (``label, instance_id, outcome``, 17 metrics, and with ``
 again as ``resolved_<metric>``). ``--compare`` adds a table of every metric's
 mean with its 95% bootstrap CI and, for each file against the baseline (``--baseline``, default the first file),
 the Holm-adjusted p-value of a two-sided paired permutation test, over the instances present in all files
-(:mod:`swe_explore.evaluation.stats`); with ``--json`` each summary gets a ``comparison``.
+(:mod:`swe_explore.evaluation.stats`); with ``--json`` each summary gets a ``comparison``. ``--paper-rows`` adds the
+paper's main-table rows (``docs/paper-main-table.csv``, measured on all 848 instances and labelled so) after ours
+in the overall table and the comparison, for the metrics they share (``-`` for the others); they are not compared
+and not written to ``--json``.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from pathlib import Path
 from swe_explore.benchprep.release import record_language
 from swe_explore.commands._args import (
     add_bench_arguments,
+    add_paper_rows_argument,
     die,
     load_bench_args,
     refuse_overwriting_inputs,
@@ -46,6 +51,7 @@ from swe_explore.commands._args import (
 )
 from swe_explore.evaluation.line_counts import LINE_COUNT_MODES
 from swe_explore.evaluation.metrics import MAIN_METRICS, METRIC_NAMES
+from swe_explore.evaluation.paper_rows import load_paper_rows
 from swe_explore.evaluation.region_checks import PAST_EOF_MARGIN
 from swe_explore.evaluation.report import NothingScoredError, evaluate_files, record_dataset
 from swe_explore.evaluation.results import write_instance_csv
@@ -67,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     compare = {"n_resamples": args.resamples, "seed": args.seed, "ci_method": args.ci_method}
     try:
+        paper_rows = load_paper_rows(args.paper_rows) if args.paper_rows is not None else None
+    except ValueError as exc:
+        die(parser, str(exc))
+    try:
         report = evaluate_files(
             args.predictions,
             records,
@@ -78,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             style=args.format,
             compare=compare if args.compare else None,
             score_predicted_lines=args.score_predicted_lines,
+            paper_rows=paper_rows,
             k=args.k,
             line_count_mode=args.line_counts,
             normalize_paths=args.normalize_paths,
@@ -191,6 +202,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--ci-method", choices=CI_METHODS, default="percentile", help="bootstrap interval (default: %(default)s)"
     )
+    add_paper_rows_argument(parser)
     return parser
 
 

@@ -4,6 +4,7 @@ Usage::
 
     python scripts/explore.py PATH "issue text" [--k 5] [--budget 500] [--retriever NAME] [--chunker NAME]
         [--format text|json] [--lines N] [--store DIR [--snapshot-name NAME]] [--model PATH]
+        [--include GLOB]... [--exclude GLOB]... [--language LANG]... [--no-ignore-files]
     python scripts/explore.py PATH - < issue.md          # the issue text from standard input
 
 ``PATH`` is any folder (a repository checkout, a snapshot); it is indexed on first use and the index is kept
@@ -11,7 +12,15 @@ in the store (default ``$SWE_EXPLORE_STORE``, else the user cache directory; nev
 unless ``--store`` says so), so the next query on an unchanged folder only loads it. No bench record is
 needed. A folder without any source file, and files skipped as too large, are reported on standard error
 (``note: ...``). ``--format json`` prints ``{"path", "k", "budget", "explorer", "regions": [{"path", "start", "end",
-"lines"}]}``.
+"score", "lines"}]}``; the text format shows each region's score too. A region's score is that of its best-ranked
+chunk (the retriever's after the ranking priors, or the learned ranker's; ``null`` for the reference baselines,
+which rank without one we keep). Higher is better; scores compare within one query only.
+
+``--include GLOB`` and ``--exclude GLOB`` (repeatable; git wildmatch over repo-relative paths: ``*.py``,
+``src/``, ``**/tests/*``) and ``--language LANG`` (repeatable: ``python``, ``go``, ..., ``text``) keep regions
+to matching files; they apply to the ranking before packing, so K and B are filled with matching regions
+(:mod:`swe_explore.explore.filters`). The folder's ``.gitignore``/``.ignore`` files are honoured unless
+``--no-ignore-files`` (docs/chunking.md).
 """
 
 from __future__ import annotations
@@ -22,11 +31,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from swe_explore.chunking.languages import LANGUAGES
 from swe_explore.chunking.lines import read_lines
 from swe_explore.chunking.types import Region
 from swe_explore.chunking.walk import WalkConfig, WalkStats, walk_snapshot
 from swe_explore.commands._args import die
 from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
+from swe_explore.explore.explorer import ReferenceAdapter
+from swe_explore.explore.filters import RegionFilter, region_filter
 from swe_explore.indexes.store import ReadOnlyStoreError
 from swe_explore.retrievers.potion import ModelUnavailableError
 
@@ -93,12 +105,15 @@ def main(argv: list[str] | None = None) -> int:
         die(parser, "the issue text is empty")
     try:
         explorer = explorer_from_args(args)
+        filters = region_filter(args.include, args.exclude, args.language)
     except ModelUnavailableError:  # no model: an operational failure, exit status 1 (commands._errors)
         raise
     except ValueError as exc:
         parser.error(str(exc))
+    if filters is not None and isinstance(explorer, ReferenceAdapter):
+        parser.error(f"--include, --exclude and --language are not for {explorer.name} (the reference as specified)")
     try:
-        regions = explorer.explore(args.path, issue, args.snapshot_name)
+        regions = _scored_regions(explorer, args.path, issue, args.snapshot_name, filters)
     except ReadOnlyStoreError as exc:  # an operational failure (exit status 1), with advice that fits explore
         advice = f"build it on a writable store with {parser.prog} {args.path} --store DIR"
         if args.snapshot_name is None:
@@ -111,24 +126,42 @@ def main(argv: list[str] | None = None) -> int:
     walk = getattr(explorer, "walk", None)
     for note in walk_notes(args.path, walk_snapshot(args.path, walk if isinstance(walk, WalkConfig) else None)[1]):
         print(f"note: {note}", file=sys.stderr)
-    previews = [region_preview(args.path, r, args.lines) for r in regions]
+    previews = [region_preview(args.path, r, args.lines) for r, _ in regions]
     if args.format == "json":
         payload: dict[str, Any] = {
             "path": str(args.path),
             "k": args.k,
             "budget": args.budget,
             "explorer": explorer.name,
-            "regions": [r.to_json() | {"lines": p} for r, p in zip(regions, previews)],
+            "regions": [r.to_json() | {"score": s, "lines": p} for (r, s), p in zip(regions, previews)],
         }
         print(json.dumps(payload, indent=1))
         return 0
-    total = sum(r.n_lines for r in regions)
+    total = sum(r.n_lines for r, _ in regions)
     print(f"{explorer.name}: {len(regions)} region(s), {total} lines (k={args.k}, budget={args.budget})")
-    for rank, (region, preview) in enumerate(zip(regions, previews), start=1):
-        print(f"\n{rank}. {printable(region.path)}:{region.start}-{region.end} ({region.n_lines} lines)")
+    for rank, ((region, score), preview) in enumerate(zip(regions, previews), start=1):
+        shown = "" if score is None else f", score {score:.4f}"
+        print(f"\n{rank}. {printable(region.path)}:{region.start}-{region.end} ({region.n_lines} lines{shown})")
         for offset, text in enumerate(preview):
             print(f"  {region.start + offset:>6} | {text}")
     return 0
+
+
+def _scored_regions(
+    explorer: Any, root: Path, issue: str, snapshot_name: str | None, filters: RegionFilter | None
+) -> list[tuple[Region, float | None]]:
+    """The explorer's regions with their scores (``None`` for the reference baselines, which keep none).
+
+    :param explorer: an explorer of :func:`~swe_explore.commands.explorer_args.explorer_from_args`.
+    :param root: the folder.
+    :param issue: the issue text.
+    :param snapshot_name: its name in the store.
+    :param filters: the region filter (not for the reference baselines).
+    :return: ``(region, score)`` pairs, best first.
+    """
+    if isinstance(explorer, ReferenceAdapter):
+        return [(r, None) for r in explorer.explore(root, issue, snapshot_name)]
+    return [(r.region, r.score) for r in explorer.explore_scored(root, issue, snapshot_name, filters=filters)]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -149,6 +182,27 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="the folder's name in the store (default: its name and a hash of its path); index_repos.py names "
         "a snapshot by its folder name, so --snapshot-name FOLDER reuses a store it built",
+    )
+    parser.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="regions only from files matching GLOB (git wildmatch on repo-relative paths; repeatable: any of them)",
+    )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="no regions from files matching GLOB (repeatable; wins over --include)",
+    )
+    parser.add_argument(
+        "--language",
+        action="append",
+        default=[],
+        metavar="LANG",
+        help=f"regions only from files of language LANG (repeatable; {', '.join(LANGUAGES)})",
     )
     add_explorer_arguments(parser)
     return parser

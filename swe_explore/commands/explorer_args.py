@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_explore.chunking.registry import CHUNKERS, chunker_options
+from swe_explore.chunking.walk import WalkConfig
 from swe_explore.commands._args import add_chunker_arguments
 from swe_explore.explore.config import (
     DEFAULT_TOP_N,
@@ -100,6 +101,22 @@ def add_explorer_arguments(
         help="index store directory (default: $SWE_EXPLORE_STORE, else the user cache directory: %(default)s)",
     )
     parser.add_argument("--rebuild", action="store_true", help="rebuild indexes even if up to date or corrupt")
+    parser.add_argument(
+        "--no-ignore-files",
+        dest="ignore_files",
+        action="store_false",
+        help="index the files the folder's .gitignore/.ignore files ignore too (bench snapshots never apply them: "
+        "see docs/chunking.md)",
+    )
+
+
+def walk_from_args(args: argparse.Namespace) -> WalkConfig:
+    """The walking rules the command line asks for (``--no-ignore-files``).
+
+    :param args: parsed arguments (from :func:`add_explorer_arguments`).
+    :return: the walk config.
+    """
+    return WalkConfig(ignore_files=getattr(args, "ignore_files", True))
 
 
 def _add_choice_arguments(parser: argparse.ArgumentParser, multiple_retrievers: bool) -> None:
@@ -275,8 +292,9 @@ def given_options(args: argparse.Namespace) -> dict[str, str]:
     """The :func:`~swe_explore.explore.make_explorer` options the command line sets away from their defaults,
     each mapped to the flag(s) that set it (for :func:`~swe_explore.explore.config.check_explorer_options`).
 
-    ``--model``, ``--store`` and ``--rebuild`` are not listed: they are the command's shared flags (a grid such as
-    ``compare`` runs BM25 and Potion with one ``--model``), handed to the explorers that use them.
+    ``--model``, ``--store``, ``--rebuild`` and ``--no-ignore-files`` are not listed: they are the command's shared
+    flags (a grid such as ``compare`` runs BM25 and Potion with one ``--model``), handed to the explorers that use
+    them.
 
     :param args: parsed arguments (from :func:`add_explorer_arguments`).
     :return: option name -> flag(s).
@@ -327,6 +345,8 @@ def explorer_from_args(
     for shared in ("model", "store", "rebuild"):
         if takes_option(name, shared):
             options[shared] = getattr(args, shared)
+    if takes_option(name, "walk"):
+        options["walk"] = walk_from_args(args)
     if explorer_kind(name) != "reference":
         options["pack"] = pack_config_from_args(args, default_pack(name))
         options.pop("budget", None)  # in the pack

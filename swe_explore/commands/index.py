@@ -122,7 +122,13 @@ def _job(parser: argparse.ArgumentParser, args: argparse.Namespace) -> IndexJob:
             options["model"] = resolve_model_path(args.model)
     graph = args.graph and args.chunker == "function"
     job = IndexJob(
-        args.chunker, chunker_options_from_args(args), tuple(specs), {}, args.rebuild, args.reuse, graph=graph
+        args.chunker,
+        chunker_options_from_args(args),
+        tuple(specs),
+        {} if args.ignore_files else {"ignore_files": False},
+        args.rebuild,
+        args.reuse,
+        graph=graph,
     )
     try:
         check_job(job)
