@@ -11,13 +11,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
 from swe_explore.chunking.types import ScoredRegion
 from swe_explore.explore.config import LEARNED, explorer_kind
 from swe_explore.explore.explorer import IndexedExplorer, make_explorer
+from swe_explore.explore.filters import RegionFilter
 from swe_explore.explore.fusion import FusionExplorer
 from swe_explore.indexes.cache import CACHE_DIR
 from swe_explore.indexes.store import default_store, snapshot_key
@@ -26,21 +26,6 @@ DEFAULT_K = 5
 """Regions per query when the client gives no ``k``."""
 DEFAULT_BUDGET = 500
 """Line budget per query when the client gives no ``budget``."""
-
-
-def matches(path: str, include: Sequence[str] | None, exclude: Sequence[str] | None) -> bool:
-    """Whether a repo-relative path passes the globs: it matches one ``include`` pattern (when any are given) and
-    no ``exclude`` pattern. Patterns are :func:`fnmatch.fnmatchcase` patterns on the whole path, where ``*``
-    also matches ``/`` (``tests/*`` covers ``tests/a/b.py``; ``*.py`` every Python file).
-
-    :param path: repo-relative POSIX path.
-    :param include: patterns a path must match one of (``None`` or empty: every path).
-    :param exclude: patterns a path must match none of.
-    :return: true if the path passes.
-    """
-    if include and not any(fnmatchcase(path, p) for p in include):
-        return False
-    return not (exclude and any(fnmatchcase(path, p) for p in exclude))
 
 
 def _folder(path: str) -> Path:
@@ -121,19 +106,22 @@ class ExploreService:
         explorer: str = LEARNED,
         include: Sequence[str] | None = None,
         exclude: Sequence[str] | None = None,
+        languages: Sequence[str] | None = None,
     ) -> dict[str, Any]:
         """The regions an explorer returns for an issue, best first, with their scores and code.
 
-        The globs filter the explorer's K regions (:func:`matches`), so fewer than K may come back; they do not
-        change the ranking.
+        The filters are those of ``explore --include/--exclude/--language``
+        (:class:`~swe_explore.explore.filters.RegionFilter`: git wildmatch patterns over repo-relative paths),
+        applied to the ranking before packing, so K and the budget are filled with regions of matching files.
 
         :param path: the folder (indexed on first use).
         :param issue: the issue text.
         :param k: regions per query.
         :param budget: line budget per query (lines).
         :param explorer: ``learned`` (default) or a retriever name.
-        :param include: glob patterns a region's path must match one of.
-        :param exclude: glob patterns a region's path must match none of.
+        :param include: wildmatch patterns a region's path must match one of.
+        :param exclude: wildmatch patterns a region's path must match none of (exclude wins).
+        :param languages: language names a region's file must be written in (``python``, ``go``, ...).
         :return: ``{"path", "explorer", "k", "budget", "lines", "regions": [{"path", "start", "end", "score",
             "code"}]}``; ``code`` is the region's lines joined by ``"\\n"``.
         :raises ValueError: for a missing folder, an empty issue, or bad options.
@@ -142,8 +130,10 @@ class ExploreService:
         if not issue.strip():
             raise ValueError("the issue text is empty")
         chosen = self.explorer(explorer, k, budget)
-        scored: list[ScoredRegion] = chosen.explore_scored(folder, issue, with_text=True)
-        kept = [r for r in scored if matches(r.path, include, exclude)]
+        filters = RegionFilter(tuple(include or ()), tuple(exclude or ()), tuple(languages or ()))
+        kept: list[ScoredRegion] = chosen.explore_scored(
+            folder, issue, with_text=True, filters=filters if filters.active else None
+        )
         return {
             "path": str(folder),
             "explorer": chosen.name,

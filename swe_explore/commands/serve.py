@@ -78,6 +78,7 @@ def build_server(service: ExploreService) -> Any:
         explorer: str = "learned",
         include: list[str] | None = None,
         exclude: list[str] | None = None,
+        languages: list[str] | None = None,
     ) -> dict[str, Any]:
         """The code regions relevant to an issue, best first, with their scores and code (the folder is indexed
         on first use).
@@ -87,11 +88,12 @@ def build_server(service: ExploreService) -> Any:
         :param k: at most this many regions.
         :param budget: at most this many lines in all.
         :param explorer: ``learned`` (default) or a retriever name.
-        :param include: glob patterns; keep only regions whose path matches one (``*`` also matches ``/``).
-        :param exclude: glob patterns; drop regions whose path matches one.
+        :param include: .gitignore-style patterns; only files matching one give regions (``src/``, ``*.py``).
+        :param exclude: .gitignore-style patterns; files matching one give none (exclude wins).
+        :param languages: only files of these languages (``python``, ``go``, ``rust``, ...).
         :return: ``{"regions": [{"path", "start", "end", "score", "code"}], ...}``.
         """
-        return answer(lambda: service.explore(path, issue, k, budget, explorer, include, exclude))
+        return answer(lambda: service.explore(path, issue, k, budget, explorer, include, exclude, languages))
 
     @server.tool()
     def list_indexes() -> dict[str, Any]:
