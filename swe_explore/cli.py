@@ -13,6 +13,7 @@ subcommand       script                           what it does
 ``materialize``  ``scripts/materialize.py``       write one snapshot per bench record from bare git mirrors
 ``mine``         ``scripts/mine_history.py``      mine a labelled bench from a git mirror's history
 ``train``        ``scripts/train_ranker.py``      train the learned ranker on labelled benches
+``store``        (none)                           list an index store, its size per kind, remove stale indexes
 ===============  ===============================  ==================================================================
 
 ``swe-explore SUBCOMMAND --help`` prints the subcommand's options; ``--version`` prints the version and
@@ -39,6 +40,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "prepare": ("prepare", "join the SWE-Explore release with its issue sources into a bench"),
     "materialize": ("materialize", "write one snapshot per bench record from bare git mirrors"),
     "train": ("train", "train the learned ranker on labelled benches"),
+    "store": ("store", "list an index store, its size per kind, remove stale indexes (list, du, gc)"),
 }
 
 
