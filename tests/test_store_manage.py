@@ -288,3 +288,13 @@ def test_moved_store_made_read_only_by_chmod_is_queried(tmp_path: Path) -> None:
     finally:
         for path in [store, *sorted(store.rglob("*"))]:
             path.chmod(path.stat().st_mode | 0o200)
+
+
+def test_gc_skips_an_entry_whose_lock_a_builder_holds(store: Path) -> None:
+    """An entry one of whose indexes is locked (a build under way) is listed as busy and left whole."""
+    from swe_explore.indexes.store import IndexLock
+
+    with IndexLock(store / "gone" / "function-0123abcd"):
+        result = collect_garbage(store)
+    assert result.removed == [] and result.busy == ["gone"]
+    assert (store / "gone" / "function-0123abcd" / "chunks.npz").stat().st_size == 1000
