@@ -11,6 +11,7 @@ or ``reference_bm25``, ``reference_tfidf``, ``reference_potion``.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -35,7 +36,8 @@ from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.explore.reference import REFERENCE_EXPLORERS
 from swe_explore.explore.shaping import ShapeConfig, shape_config
 from swe_explore.indexes.build import BuildReport, LoadedIndex, ensure_index, open_index
-from swe_explore.indexes.store import LastLoaded, default_store, snapshot_key
+from swe_explore.indexes.manage import StoreUse, mark_used, store_name
+from swe_explore.indexes.store import LastLoaded, default_store
 from swe_explore.retrievers.registry import make_retriever
 
 if TYPE_CHECKING:
@@ -60,6 +62,9 @@ def resolve_model_path(model: str | None) -> str | None:
     if model and os.path.isdir(model):
         return str(Path(model).resolve())
     return model
+
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -99,6 +104,9 @@ class IndexedExplorer:
         make_retriever(self.retriever, **self.retriever_options)  # validate name and options now
         self._rebuilt: set[Path] = set()
         self._loaded: LastLoaded[LoadedIndex] = LastLoaded()
+        self._names: dict[Path, str] = {}
+        #: The snapshots this explorer built or found current, for the commands' ``indexes: ...`` line.
+        self.store_use = StoreUse(Path(self.store))
 
     @property
     def name(self) -> str:
@@ -121,20 +129,33 @@ class IndexedExplorer:
         return make_retriever(self.retriever, **self.retriever_options)
 
     def index(self, snapshot_dir: str | Path, snapshot_name: str | None = None) -> BuildReport:
-        """Build the snapshot's index if it is missing or stale (what ``scripts/index_repos.py`` does).
+        """Build the snapshot's index if it is missing or stale (what ``scripts/index_repos.py`` does), and mark it
+        used (:func:`~swe_explore.indexes.manage.mark_used`).
 
         :param snapshot_dir: the snapshot (a repository tree).
-        :param snapshot_name: its name in the store (default: the folder's name and a hash of its path).
+        :param snapshot_name: its name in the store (default: :func:`~swe_explore.indexes.manage.store_name`, the
+            folder's name and a hash of its path, or the entry of a moved copy of it).
         :return: what was built or reused, with timings in seconds.
         :raises FileNotFoundError: if ``snapshot_dir`` is not a directory.
         """
         snapshot_dir = Path(snapshot_dir)
-        snapshot_name = snapshot_name or snapshot_key(snapshot_dir)
+        snapshot_name = snapshot_name or self._store_name(snapshot_dir)
         rebuild = self.rebuild and snapshot_dir not in self._rebuilt
         self._rebuilt.add(snapshot_dir)
-        return ensure_index(
+        report = ensure_index(
             snapshot_dir, self.store, self._chunker, [self._new_retriever()], self.walk, rebuild, snapshot_name
         )
+        self.store_use.note(snapshot_name, bool(report.built))
+        mark_used(self.store, snapshot_name, snapshot_dir)
+        return report
+
+    def _store_name(self, snapshot_dir: str | Path) -> str:
+        """A folder's name in the store when none is given (:func:`~swe_explore.indexes.manage.store_name`, looked
+        up once per folder)."""
+        folder = Path(snapshot_dir).resolve()
+        if folder not in self._names:
+            self._names[folder] = store_name(self.store, folder, self._chunker, self.walk)
+        return self._names[folder]
 
     def load(self, snapshot_dir: str | Path, snapshot_name: str | None = None) -> LoadedIndex:
         """The snapshot's index, built if needed and loaded; the last one loaded is kept in memory
@@ -144,11 +165,13 @@ class IndexedExplorer:
         :param snapshot_name: its name in the store.
         :return: the loaded index (chunks, file line counts, retriever).
         """
-        name = snapshot_name or snapshot_key(snapshot_dir)
+        name = snapshot_name or self._store_name(snapshot_dir)
 
         def load() -> LoadedIndex:
-            self.index(snapshot_dir, name)
-            return open_index(Path(snapshot_dir), self.store, self._chunker, self._new_retriever(), self.walk, name)
+            built = self.index(snapshot_dir, name).built
+            loaded = open_index(Path(snapshot_dir), self.store, self._chunker, self._new_retriever(), self.walk, name)
+            _log.info("indexes: %s: %s %s", self.store, name, "built" if built else "current")
+            return loaded
 
         return self._loaded.get(snapshot_dir, name, load)
 

@@ -19,6 +19,7 @@ Every ingredient is an option, so each is measured alone and together (``docs/be
 
 from __future__ import annotations
 
+import logging
 import warnings
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
@@ -46,10 +47,12 @@ from swe_explore.explore.shaping import ShapeConfig, file_scores, shape
 from swe_explore.indexes.build import ensure_index, open_index
 from swe_explore.indexes.graph import CorruptGraphError, chunks_fingerprint
 from swe_explore.indexes.graph_store import ensure_graph_once, graph_dir_for, open_graph
-from swe_explore.indexes.store import LastLoaded, default_store, snapshot_key
+from swe_explore.indexes.manage import StoreUse, mark_used, store_name
+from swe_explore.indexes.store import LastLoaded, default_store
 from swe_explore.retrievers.registry import make_retriever
 
 RANKERS = ("learned", "priors")
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -129,6 +132,9 @@ class FusionExplorer:
         )
         self._chunker = make_chunker(self.chunker)
         self._loaded: LastLoaded[SnapshotIndex] = LastLoaded()
+        self._names: dict[Path, str] = {}
+        #: The snapshots this explorer built or found current, for the commands' ``indexes: ...`` line.
+        self.store_use = StoreUse(Path(self.store))
 
     @property
     def name(self) -> str:
@@ -159,18 +165,36 @@ class FusionExplorer:
             "walk": self.walk.to_dict(),
         }
 
-    def index(self, snapshot_dir: str | Path, snapshot_name: str | None = None) -> None:
-        """Build the snapshot's indexes (retrievers and, when used, the symbol graph) if missing or stale.
+    def index(self, snapshot_dir: str | Path, snapshot_name: str | None = None) -> bool:
+        """Build the snapshot's indexes (retrievers and, when used, the symbol graph) if missing or stale, and mark
+        them used (:func:`~swe_explore.indexes.manage.mark_used`).
 
         :param snapshot_dir: the snapshot.
-        :param snapshot_name: its name in the store (default: the folder's name and a hash of its path).
+        :param snapshot_name: its name in the store (default: :func:`~swe_explore.indexes.manage.store_name`, the
+            folder's name and a hash of its path, or the entry of a moved copy of it).
+        :return: whether anything was built.
         """
-        snapshot_name = snapshot_name or snapshot_key(snapshot_dir)
-        ensure_index(
+        snapshot_name = snapshot_name or self._store_name(snapshot_dir)
+        report = ensure_index(
             Path(snapshot_dir), self.store, self._chunker, self._retrievers(), self.walk, self.rebuild, snapshot_name
         )
+        built = bool(report.built)
         if self._graph:
-            ensure_graph_once(Path(snapshot_dir), self.store, self._chunker, self.walk, self.rebuild, snapshot_name)
+            graph_built = ensure_graph_once(
+                Path(snapshot_dir), self.store, self._chunker, self.walk, self.rebuild, snapshot_name
+            )
+            built = built or graph_built
+        self.store_use.note(snapshot_name, built)
+        mark_used(self.store, snapshot_name, Path(snapshot_dir))
+        return built
+
+    def _store_name(self, snapshot_dir: str | Path) -> str:
+        """A folder's name in the store when none is given (:func:`~swe_explore.indexes.manage.store_name`, looked
+        up once per folder)."""
+        folder = Path(snapshot_dir).resolve()
+        if folder not in self._names:
+            self._names[folder] = store_name(self.store, folder, self._chunker, self.walk)
+        return self._names[folder]
 
     def load(self, snapshot_dir: str | Path, snapshot_name: str | None = None) -> SnapshotIndex:
         """The snapshot's loaded index (built if needed); the last one loaded is kept in memory
@@ -180,12 +204,13 @@ class FusionExplorer:
         :param snapshot_name: its name in the store.
         :return: chunks, line counts, retrievers and graph.
         """
-        name = snapshot_name or snapshot_key(snapshot_dir)
+        name = snapshot_name or self._store_name(snapshot_dir)
         return self._loaded.get(snapshot_dir, name, lambda: self._open(Path(snapshot_dir), name))
 
     def _open(self, snapshot_dir: Path, snapshot_name: str) -> SnapshotIndex:
         """Build (if needed) and open the snapshot's retriever indexes and graph."""
-        self.index(snapshot_dir, snapshot_name)
+        built = self.index(snapshot_dir, snapshot_name)
+        _log.info("indexes: %s: %s %s", self.store, snapshot_name, "built" if built else "current")
         retrievers = {}
         first = None
         for retriever in self._retrievers():

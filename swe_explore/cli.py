@@ -15,6 +15,7 @@ subcommand       script                           what it does
 ``train``        ``scripts/train_ranker.py``      train the learned ranker on labelled benches
 ``context``      ``scripts/context.py``           per result row: a snapshot copy and a document of only its regions
 ``serve``        ``scripts/serve.py``             an MCP server (stdio) with the tools index_folder and explore
+``store``        (none)                           list an index store, its size per kind, remove stale indexes
 ===============  ===============================  ==================================================================
 
 ``swe-explore SUBCOMMAND --help`` prints the subcommand's options; ``--version`` prints the version and
@@ -43,6 +44,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "train": ("train", "train the learned ranker on labelled benches"),
     "context": ("context", "per instance of a result file: a snapshot copy and a document showing only its regions"),
     "serve": ("serve", "an MCP server on standard input/output: the tools index_folder, explore, list_indexes"),
+    "store": ("store", "list an index store, its size per kind, remove stale indexes (list, du, gc)"),
 }
 
 

@@ -141,7 +141,8 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 def read_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Path], list[str]]]:
     """Make a directory tree behave like a read-only mount: every write below it (creating, opening for writing,
     renaming, removing) raises ``OSError(EROFS)``, as it does even for root on a read-only file system (``chmod``
-    does not stop root). Returns the list of refused writes, for the test to inspect."""
+    does not stop root), and ``os.statvfs`` reports the mount read-only (``ST_RDONLY``). Returns the list of
+    refused writes, for the test to inspect."""
     refused: list[str] = []
     roots: list[str] = []
 
@@ -176,6 +177,17 @@ def read_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Path], list
             refuse(file)
         return real_open(file, mode, *args, **kwargs)
 
+    real_statvfs = os.statvfs
+
+    def statvfs(path: Any) -> os.statvfs_result:  # a read-only mount says so (ST_RDONLY), as indexes/manage.py asks
+        result = real_statvfs(path)
+        if not inside(path):
+            return result
+        fields = list(result)
+        fields[8] |= os.ST_RDONLY  # f_flag
+        return os.statvfs_result(fields)
+
+    monkeypatch.setattr(os, "statvfs", statvfs)
     monkeypatch.setattr(os, "open", os_open)
     monkeypatch.setattr(builtins, "open", open_)
     monkeypatch.setattr(io, "open", open_)

@@ -125,8 +125,9 @@ def test_breaker_index_refuses_a_store_inside_the_repos(repos: Path, capsys: pyt
 def test_breaker_explore_read_only_store_advice_and_exit_status(
     repos: Path, tmp_path: Path, read_only: Callable[[Path], list[str]], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """index_repos keys a snapshot by folder name, explore by name + path hash: on a read-only copy, explore exits 1
-    with advice that helps (--snapshot-name), and --snapshot-name reuses the store without writing."""
+    """index_repos keys a snapshot by folder name, explore by name + path hash: on a read-only copy, explore finds
+    the folder-name entry by its content and answers without writing; once the folder's content differs, it
+    exits 1 with advice that helps (a writable store, --snapshot-name, store list)."""
     from swe_explore.commands.explore import main as explore_main
 
     store, snapshot = tmp_path / "store", repos / "mini__pyshop-1"
@@ -135,17 +136,19 @@ def test_breaker_explore_read_only_store_advice_and_exit_status(
     capsys.readouterr()
     refused = read_only(store)
     query = [str(snapshot), "cart total", "--store", str(store), "--retriever", "bm25"]
+    assert explore_main(query) == 0
+    assert refused == []
+    assert capsys.readouterr().err == f"indexes: {store} (0 built, 1 current)\n"
+    with (snapshot / "pyshop" / "cart.py").open("a") as handle:
+        handle.write("# edited\n")
     assert explore_main(query) == 1
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "index_repos.py in a writable store" not in err
     assert "; build it on a writable store with " in err
     assert err.endswith(
-        f".py {snapshot} --store DIR, or, if index_repos.py indexed "
-        "this folder in that store, pass --snapshot-name mini__pyshop-1"
+        f".py {snapshot} --store DIR, or pass --snapshot-name NAME to use an entry the store holds under "
+        "another name (swe-explore store list)"
     )
-    refused.clear()
-    assert explore_main([*query, "--snapshot-name", "mini__pyshop-1"]) == 0
-    assert refused == []
 
 
 # ----------------------------------------------------------------------------------------------------------

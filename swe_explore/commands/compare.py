@@ -45,6 +45,7 @@ from swe_explore.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from swe_explore.explore.explorer import IndexedExplorer, make_explorer
 from swe_explore.explore.packing import PackConfig
 from swe_explore.explore.priors import RankPriors
+from swe_explore.indexes.manage import StoreUse
 from swe_explore.retrievers.potion import ModelUnavailableError
 
 
@@ -96,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     print(grid.table(paper_rows=paper_rows))
     plots = f" and {out / 'plots'}" if grid.plotted else " (no plots: pip install 'swe-explore-baselines[plots]')"
     print(f"\nwrote {out / 'table.md'}, {out / 'table.csv'}, {out / 'per_instance.csv'}{plots}")
+    uses = [use for _, explorer, _ in cells if (use := getattr(explorer, "store_use", None)) is not None]
+    if uses and not args.quiet:
+        print(StoreUse.merged(uses).line(), file=sys.stderr)
     return 1 if grid.failures else 0
 
 
@@ -126,7 +130,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--raw", action="store_true", help="also run each retriever without ranking priors")
     parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress bars, no 'indexes: STORE (N built, M current)' line"
+    )
     parser.add_argument("--overwrite", action="store_true", help="rerun every cell instead of resuming")
     parser.add_argument(
         "--baseline-cell",

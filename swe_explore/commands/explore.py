@@ -10,11 +10,14 @@ Usage::
 ``PATH`` is any folder (a repository checkout, a snapshot); it is indexed on first use and the index is kept
 in the store (default ``$SWE_EXPLORE_STORE``, else the user cache directory; never the working directory
 unless ``--store`` says so), so the next query on an unchanged folder only loads it. No bench record is
-needed. A folder without any source file, and files skipped as too large, are reported on standard error
-(``note: ...``). ``--format json`` prints ``{"path", "k", "budget", "explorer", "regions": [{"path", "start", "end",
-"score", "lines"}]}``; the text format shows each region's score too. A region's score is that of its best-ranked
-chunk (the retriever's after the ranking priors, or the learned ranker's; ``null`` for the reference baselines,
-which rank without one we keep). Higher is better; scores compare within one query only.
+needed. Where the index is, and whether it was built or found current, is one line on standard error
+(``indexes: STORE (1 built, 0 current)``; ``--quiet`` drops it); a folder without any source file, and files
+skipped as too large, are reported there too (``note: ...``). A folder moved or copied with its store finds its
+index again by content (``indexes/manage.py``, README "Prebuilt indexes"). ``--format json`` prints
+``{"path", "k", "budget", "explorer", "regions": [{"path", "start", "end", "score", "lines"}]}``; the text format
+shows each region's score too. A region's score is that of its best-ranked chunk (the retriever's after the
+ranking priors, or the learned ranker's; ``null`` for the reference baselines, which rank without one we keep).
+Higher is better; scores compare within one query only.
 
 ``--include GLOB`` and ``--exclude GLOB`` (repeatable; git wildmatch over repo-relative paths: ``*.py``,
 ``src/``, ``**/tests/*``) and ``--language LANG`` (repeatable: ``python``, ``go``, ..., ``text``) keep regions
@@ -117,12 +120,13 @@ def main(argv: list[str] | None = None) -> int:
     except ReadOnlyStoreError as exc:  # an operational failure (exit status 1), with advice that fits explore
         advice = f"build it on a writable store with {parser.prog} {args.path} --store DIR"
         if args.snapshot_name is None:
-            advice += (
-                f", or, if index_repos.py indexed this folder in that store, pass --snapshot-name "
-                f"{args.path.resolve().name}"
-            )
+            advice += ", or pass --snapshot-name NAME to use an entry the store holds under another name"
+            advice += " (swe-explore store list)"
         print(f"{parser.prog}: error: {ReadOnlyStoreError(exc.path, exc.cause, advice)}", file=sys.stderr)
         return 1
+    store_use = getattr(explorer, "store_use", None)
+    if store_use is not None and not args.quiet:
+        print(store_use.line(), file=sys.stderr)
     walk = getattr(explorer, "walk", None)
     for note in walk_notes(args.path, walk_snapshot(args.path, walk if isinstance(walk, WalkConfig) else None)[1]):
         print(f"note: {note}", file=sys.stderr)
@@ -175,13 +179,16 @@ def _parser() -> argparse.ArgumentParser:
         default="text",
         help="text: ranked regions with their first lines; json: one object (default: %(default)s)",
     )
+    parser.add_argument(
+        "--quiet", action="store_true", help="no 'indexes: STORE (N built, M current)' line on standard error"
+    )
     parser.add_argument("--lines", type=int, default=3, help="first lines shown per region (default %(default)s)")
     parser.add_argument(
         "--snapshot-name",
         default=None,
         metavar="NAME",
-        help="the folder's name in the store (default: its name and a hash of its path); index_repos.py names "
-        "a snapshot by its folder name, so --snapshot-name FOLDER reuses a store it built",
+        help="the folder's name in the store (default: its name and a hash of its path, or an entry of the same "
+        "folder name built from the same content, as index_repos.py and a moved store leave them)",
     )
     parser.add_argument(
         "--include",

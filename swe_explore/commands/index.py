@@ -20,7 +20,8 @@ directory per retriever. Up-to-date indexes are skipped, so re-running after a k
 reported and the others go on. The retrievers of one snapshot are built together, so BM25 and TF-IDF tokenize once and
 Potion and FAISS embed once; a hybrid links to its parts' indexes. With several ``--retriever``, each
 ``-O KEY=VALUE`` goes to the retrievers that accept it. A run report (per snapshot: status, counts, seconds per
-step, worker, cache lookups) is written to ``<out>/_reports/``. Exit status 1 if any snapshot failed.
+step, worker, cache lookups) is written to ``<out>/_reports/``; where the store is goes to standard error in one
+line (``indexes: OUT (N built, M current)``; not with ``--quiet``). Exit status 1 if any snapshot failed.
 
 Reuse: a file whose chunks, term counts or vectors were already computed under the same configuration, in any
 snapshot of the store, is not processed again: its pieces come from ``<out>/_cache`` (content-addressed,
@@ -79,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         die(parser, f"{args.backend} backend: {type(exc).__name__}: {exc}")
     print(run.summary())
+    if not args.quiet:
+        status = run.run["status"]
+        print(f"indexes: {args.out} ({status['built']} built, {status['up-to-date']} current)", file=sys.stderr)
     for line in run.problems():
         print(line, file=sys.stderr)
     return 1 if run.failed else 0
@@ -92,7 +96,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", "-j", type=int, default=1, help="parallel workers (-1: all cores)")
     parser.add_argument("--backend", default="loky", choices=BATCH_BACKENDS, help="joblib backend (default: loky)")
     parser.add_argument("--scheduler", default=None, help="Dask scheduler address, with --backend dask")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress bar, no 'indexes: STORE (N built, M current)' line"
+    )
     parser.add_argument(
         "--no-reuse",
         dest="reuse",

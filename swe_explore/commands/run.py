@@ -11,8 +11,10 @@ indexes are built on the way (and saved in ``--store``); rows already in ``--out
 are kept, so a killed run resumes where it stopped (a row whose issue text or snapshot changed is run again).
 ``--retriever reference_bm25|reference_tfidf|reference_potion`` re-runs the reference baselines (80/20 windows,
 3000-chunk cap, raw top-K) for comparison.
-Prints the mean of the 17 metrics at the end (the table ``evaluate.py`` prints). An operational error (a corrupt
-index, a read-only store, a full disk) stops the run with exit status 1 unless ``--keep-going``.
+Prints the mean of the 17 metrics at the end (the table ``evaluate.py`` prints), and on standard error where the
+indexes are (``indexes: STORE (N built, M current)``, snapshots loaded in this run; not with ``--quiet``). An
+operational error (a corrupt index, a read-only store, a full disk) stops the run with exit status 1 unless
+``--keep-going``.
 """
 
 from __future__ import annotations
@@ -106,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         f"rows in {out}"
     )
     print(format_table({explorer.name: summary["metrics"]}, metrics=METRIC_NAMES))
+    store_use = getattr(explorer, "store_use", None)
+    if store_use is not None and not args.quiet:
+        print(store_use.line(), file=sys.stderr)
     for problem in coverage.problems():
         print(f"warning: {problem}", file=sys.stderr)
     return 1 if report.failed else 0
@@ -137,7 +142,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
     parser.add_argument("--overwrite", action="store_true", help="start --out afresh instead of resuming")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress bar, no 'indexes: STORE (N built, M current)' line"
+    )
     parser.add_argument(
         "--keep-going",
         action="store_true",

@@ -1,0 +1,465 @@
+"""Managing an index store: what it holds (:func:`list_store`), its size (:func:`disk_usage`), removing what is no
+longer needed (:func:`collect_garbage`), when each snapshot's index was last used (:func:`mark_used`), finding the
+index of a folder that moved (:func:`store_name`), and the one line a command prints about the store it used
+(:class:`StoreUse`).
+
+What lives where under a store root (:mod:`indexes.store`)::
+
+    <root>/<snapshot>/<chunker>-<hash8>/...          the index: chunk table, retrievers/, graph/ ("indexes", "graph")
+    <root>/<snapshot>/last_used.json                 {"path": the folder it was last used from}; mtime = last use
+    <root>/_cache/                                   the content-addressed reuse cache (indexes/cache.py)
+    <root>/_reports/                                 index_repos run reports ("other")
+
+Last use: an explorer that checks or loads a snapshot's index (its ``index()``, which ``explore()`` calls on the
+first query of a snapshot) touches ``last_used.json`` (one ``utime``; the file is rewritten only when the
+folder's path changed), so a store at rest costs nothing and a bench run one ``utime`` per snapshot.
+``index_repos`` does not mark. On a store that cannot be written (read-only mount, no write permission) the mark
+is skipped, without trying to write. A snapshot never marked counts as last used when its newest manifest was
+written.
+
+Moved folders: an explorer names a folder in the store by :func:`~indexes.store.snapshot_key` (folder name and a
+hash of its absolute path) unless given a name (bench runs use the ``instance_id``). When that entry has no index
+of the wanted chunker config, :func:`store_name` looks for the entries of the same folder name (``<name>`` as
+``index_repos`` writes it, ``<name>-<8 hex>`` as explorers write it) whose chunk table was built from the same
+content (the snapshot fingerprint of :func:`~indexes.store.snapshot_fingerprint`, stored in the manifest), and
+uses that one: a store and its snapshots copied or moved together are queried without a rebuild, read-only too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import errno
+import glob
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from swe_explore.chunking.atomic import write_text_atomic
+from swe_explore.chunking.registry import Chunker
+from swe_explore.chunking.walk import WalkConfig, walk_snapshot
+from swe_explore.indexes.build import chunk_dir_for
+from swe_explore.indexes.cache import CACHE_DIR
+from swe_explore.indexes.files import MANIFEST
+from swe_explore.indexes.graph_store import GRAPH_DIR
+from swe_explore.indexes.store import IndexLock, snapshot_fingerprint, snapshot_key
+
+__all__ = [
+    "USED_FILE",
+    "GcResult",
+    "SnapshotEntry",
+    "StoreUse",
+    "collect_garbage",
+    "disk_usage",
+    "list_store",
+    "mark_used",
+    "parse_date",
+    "snapshot_entries",
+    "store_is_writable",
+    "store_name",
+]
+
+#: The last-use mark of a snapshot's entry: ``<root>/<snapshot>/last_used.json``.
+USED_FILE = "last_used.json"
+_HASHED_NAME = re.compile(r"-[0-9a-f]{8}$")
+
+
+def store_is_writable(directory: Path) -> bool:
+    """Whether files can be written in ``directory`` without trying: not on a read-only mount (``ST_RDONLY``) and
+    writable by this user (``os.access``).
+
+    :param directory: an existing directory of the store.
+    :return: ``False`` also when it does not exist.
+    """
+    try:
+        if os.statvfs(directory).f_flag & os.ST_RDONLY:
+            return False
+    except OSError:
+        return False
+    return os.access(directory, os.W_OK | os.X_OK)
+
+
+def mark_used(store: Path, snapshot_name: str, snapshot_dir: Path) -> None:
+    """Record that a snapshot's index was just used: touch ``<store>/<snapshot>/last_used.json``, (re)writing it
+    when it is missing or names another folder. Skipped on a store that cannot be written; never raises.
+
+    :param store: the store root.
+    :param snapshot_name: the snapshot's name in the store.
+    :param snapshot_dir: the folder the index was used for (recorded as its absolute path).
+    """
+    entry = Path(store) / snapshot_name
+    if not store_is_writable(entry):
+        return
+    marker = entry / USED_FILE
+    path = str(Path(snapshot_dir).resolve())
+    with contextlib.suppress(OSError, ValueError):
+        if _marked_path(marker) == path:
+            os.utime(marker)
+            return
+        write_text_atomic(marker, json.dumps({"path": path}) + "\n")
+
+
+def _marked_path(marker: Path) -> str | None:
+    """The folder path a last-use mark records, or ``None`` (no mark, unreadable)."""
+    try:
+        value = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    path = value.get("path") if isinstance(value, dict) else None
+    return path if isinstance(path, str) else None
+
+
+def _stored_fingerprint(chunk_dir: Path) -> str | None:
+    """The snapshot fingerprint a chunk table's manifest records, or ``None``."""
+    try:
+        manifest = json.loads((chunk_dir / MANIFEST).read_text(encoding="utf-8"))
+        value = manifest["snapshot"]["fingerprint"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def store_name(store: Path, snapshot_dir: Path, chunker: Chunker, walk_config: WalkConfig) -> str:
+    """The name under which an explorer finds a folder's index in the store (the module docstring).
+
+    :func:`~indexes.store.snapshot_key` when that entry holds an index of this chunker config, or when no other
+    entry of the same folder name does; else the first such entry (sorted by name) whose chunk table was built
+    from this folder's present content (the folder is walked once to compare); else the key.
+
+    :param store: the store root.
+    :param snapshot_dir: the folder.
+    :param chunker: the chunk strategy.
+    :param walk_config: the walking rules.
+    :return: the entry name to build or load.
+    """
+    key = snapshot_key(snapshot_dir)
+    store = Path(store)
+    if (chunk_dir_for(store, key, chunker, walk_config) / MANIFEST).is_file():
+        return key
+    base = Path(snapshot_dir).resolve().name
+    names = [base] + sorted(
+        Path(p).name for p in glob.glob(os.path.join(glob.escape(str(store)), glob.escape(base) + "-*"))
+    )
+    candidates: list[tuple[str, str]] = []
+    for name in names:
+        if name == key or (name != base and not _HASHED_NAME.search(name[len(base) :])):
+            continue
+        fingerprint = _stored_fingerprint(chunk_dir_for(store, name, chunker, walk_config))
+        if fingerprint is not None:
+            candidates.append((name, fingerprint))
+    if not candidates:
+        return key
+    present = snapshot_fingerprint(walk_snapshot(Path(snapshot_dir), walk_config)[0])
+    for name, fingerprint in candidates:
+        if fingerprint == present:
+            return name
+    return key
+
+
+@dataclass
+class StoreUse:
+    """Which snapshots' indexes an explorer built and which it found current, for the one line a command prints.
+
+    :param store: the store root.
+    :param built: names of the snapshots of which something was built.
+    :param current: names of the snapshots whose indexes were all current.
+    """
+
+    store: Path
+    built: set[str] = field(default_factory=set)
+    current: set[str] = field(default_factory=set)
+
+    def note(self, snapshot_name: str, built: bool) -> None:
+        """Count one load of a snapshot's index.
+
+        :param snapshot_name: its name in the store.
+        :param built: whether anything of it was built.
+        """
+        (self.built if built else self.current).add(snapshot_name)
+
+    @classmethod
+    def merged(cls, uses: list[StoreUse]) -> StoreUse:
+        """Several explorers' uses of one store as one (a snapshot built by any of them counts as built).
+
+        :param uses: at least one; the first one's store is the merged one's.
+        :return: the union.
+        """
+        out = cls(uses[0].store)
+        for use in uses:
+            out.built |= use.built
+            out.current |= use.current
+        return out
+
+    def line(self) -> str:
+        """``indexes: <store> (<B> built, <C> current)``, a snapshot counted once (as built if it was)."""
+        current = len(self.current - self.built)
+        return f"indexes: {self.store} ({len(self.built)} built, {current} current)"
+
+
+@dataclass
+class SnapshotEntry:
+    """One snapshot's entry in a store, as ``store list`` shows it.
+
+    :param name: the entry's name (a directory of the store root).
+    :param paths: the folders it was built from or last used from (manifests' ``snapshot.path`` and the last-use
+        mark), each once, the last-used one first.
+    :param configs: one dict per chunker config: ``{"chunker", "key", "retrievers": [names], "graph": bool}``.
+    :param size: bytes of its files (apparent sizes; links not followed).
+    :param last_used: seconds since the epoch of its last use (:func:`mark_used`), else of its newest manifest;
+        ``None`` for an entry without either.
+    """
+
+    name: str
+    paths: list[str]
+    configs: list[dict[str, Any]]
+    size: int
+    last_used: float | None
+
+    def exists(self) -> bool:
+        """Whether one of the folders it was built or used from is still a directory (``True`` if none is known)."""
+        return not self.paths or any(Path(p).is_dir() for p in self.paths)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON of ``store list --json`` (``last_used`` as ``YYYY-MM-DDTHH:MM:SSZ`` or ``null``)."""
+        return {
+            "name": self.name,
+            "paths": self.paths,
+            "configs": self.configs,
+            "size": self.size,
+            "last_used": _iso(self.last_used),
+            "exists": self.exists(),
+        }
+
+
+def _iso(seconds: float | None) -> str | None:
+    return None if seconds is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def _files(directory: Path) -> Iterator[tuple[Path, int]]:
+    """Every regular file below ``directory`` with its size in bytes (symbolic links neither followed nor counted)."""
+    for root, dirs, files in os.walk(directory):
+        for name in files:
+            path = Path(root) / name
+            with contextlib.suppress(OSError):
+                st = path.lstat()
+                if not path.is_symlink():
+                    yield path, st.st_size
+        dirs[:] = [d for d in dirs if not (Path(root) / d).is_symlink()]
+
+
+def _size(directory: Path) -> int:
+    return sum(size for _, size in _files(directory))
+
+
+def snapshot_entries(store: Path) -> list[Path]:
+    """The snapshot entries of a store: its directories not named ``_...`` or ``.*``, sorted by name.
+
+    :param store: the store root.
+    :return: their paths (``[]`` if the store does not exist).
+    """
+    store = Path(store)
+    if not store.is_dir():
+        return []
+    return sorted(p for p in store.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+
+
+def _read_manifest(path: Path) -> dict[str, Any] | None:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _entry(directory: Path) -> SnapshotEntry:
+    """Read one snapshot entry (never raises on broken files: they show as missing data)."""
+    paths: list[str] = []
+    configs: list[dict[str, Any]] = []
+    stamps: list[float] = []
+    for cdir in sorted(p for p in directory.iterdir() if p.is_dir() and ".tmp-" not in p.name):
+        manifest = _read_manifest(cdir / MANIFEST)
+        if manifest is None:
+            continue
+        stamps.append((cdir / MANIFEST).stat().st_mtime)
+        path = manifest.get("snapshot", {}).get("path") if isinstance(manifest.get("snapshot"), dict) else None
+        if isinstance(path, str) and path not in paths:
+            paths.append(path)
+        retrievers = []
+        rroot = cdir / "retrievers"
+        for rdir in sorted(rroot.iterdir()) if rroot.is_dir() else []:
+            rmanifest = _read_manifest(rdir / MANIFEST)
+            if rmanifest is not None and ".tmp-" not in rdir.name:
+                retrievers.append(str(rmanifest.get("retriever", {}).get("name", rdir.name)))
+                stamps.append((rdir / MANIFEST).stat().st_mtime)
+        chunker = manifest.get("chunker", {})
+        configs.append(
+            {
+                "chunker": chunker.get("name") if isinstance(chunker, dict) else None,
+                "key": cdir.name,
+                "retrievers": retrievers,
+                "graph": (cdir / GRAPH_DIR).is_dir(),
+            }
+        )
+    marker = directory / USED_FILE
+    last_used = max(stamps) if stamps else None
+    used_path = _marked_path(marker)
+    if used_path is not None:
+        with contextlib.suppress(OSError):
+            last_used = marker.stat().st_mtime
+        paths = [used_path, *(p for p in paths if p != used_path)]
+    return SnapshotEntry(directory.name, paths, configs, _size(directory), last_used)
+
+
+def list_store(store: Path) -> list[SnapshotEntry]:
+    """Every snapshot entry of a store, sorted by name.
+
+    :param store: the store root.
+    :return: the entries (``[]`` for a missing or empty store).
+    """
+    return [_entry(d) for d in snapshot_entries(store)]
+
+
+def disk_usage(store: Path) -> dict[str, int]:
+    """Bytes a store takes, in total and per kind: ``indexes`` (chunk tables, retrievers, last-use marks),
+    ``graph`` (the symbol graphs, ``<snapshot>/<chunker>-<hash8>/graph``), ``reuse_cache`` (``_cache``) and
+    ``other`` (run reports and anything else). Apparent file sizes; links not followed.
+
+    :param store: the store root.
+    :return: ``{"total", "indexes", "graph", "reuse_cache", "other", "snapshots"}`` (``snapshots``: how many
+        entries).
+    """
+    store = Path(store)
+    usage = {"total": 0, "indexes": 0, "graph": 0, "reuse_cache": 0, "other": 0, "snapshots": 0}
+    entries = set(snapshot_entries(store))
+    usage["snapshots"] = len(entries)
+    for path, size in _files(store) if store.is_dir() else iter(()):
+        parts = path.relative_to(store).parts
+        if store / parts[0] in entries:
+            kind = "graph" if len(parts) > 3 and parts[2] == GRAPH_DIR else "indexes"
+        elif parts[0] == CACHE_DIR:
+            kind = "reuse_cache"
+        else:
+            kind = "other"
+        usage[kind] += size
+        usage["total"] += size
+    return usage
+
+
+def parse_date(text: str) -> float:
+    """A ``--older-than`` value as seconds since the epoch: ``YYYY-MM-DD`` (midnight UTC), an ISO date and time
+    (UTC unless it says otherwise), or an age ``<N>d`` (N days before now).
+
+    :param text: the value.
+    :return: the time.
+    :raises ValueError: naming the value, if it is none of these.
+    """
+    age = re.fullmatch(r"(\d+)d", text.strip())
+    if age:
+        return time.time() - int(age.group(1)) * 86400
+    try:
+        when = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{text!r} is not a date (YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS] or <N>d)") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return when.timestamp()
+
+
+@dataclass
+class GcResult:
+    """What :func:`collect_garbage` removed (or would remove, in a dry run).
+
+    :param removed: ``(entry name, reason, bytes)`` per snapshot entry, reason ``"missing"`` (none of its folders
+        exists), ``"older"`` (last used before the date) or ``"all"``.
+    :param busy: entries skipped because a builder holds one of their locks.
+    :param reuse_cache: bytes of the reuse cache removed, ``None`` if it was kept.
+    :param dry_run: nothing was removed.
+    """
+
+    removed: list[tuple[str, str, int]] = field(default_factory=list)
+    busy: list[str] = field(default_factory=list)
+    reuse_cache: int | None = None
+    dry_run: bool = False
+
+    @property
+    def freed(self) -> int:
+        """Bytes removed in total."""
+        return sum(size for _, _, size in self.removed) + (self.reuse_cache or 0)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON of ``store gc --json``."""
+        return {
+            "dry_run": self.dry_run,
+            "removed": [{"name": n, "reason": r, "size": s} for n, r, s in self.removed],
+            "busy": self.busy,
+            "reuse_cache": self.reuse_cache,
+            "freed": self.freed,
+        }
+
+
+def collect_garbage(
+    store: Path,
+    older_than: float | None = None,
+    remove_all: bool = False,
+    reuse_cache: bool = False,
+    dry_run: bool = False,
+) -> GcResult:
+    """Remove the snapshot entries no longer needed: those none of whose folders exists, with ``older_than``
+    also those last used before it, with ``remove_all`` every entry and the reuse cache.
+
+    An entry is removed holding the locks of all its indexes (:class:`~indexes.store.IndexLock`, not waiting): one
+    that a builder is writing is skipped and listed as busy. The reuse cache (``_cache``) is shared by every
+    snapshot and no index points into it, so it is removed only with ``reuse_cache`` or ``remove_all``; run
+    reports are kept.
+
+    :param store: the store root.
+    :param older_than: seconds since the epoch (:func:`parse_date`), or ``None``.
+    :param remove_all: remove every entry and the reuse cache.
+    :param reuse_cache: also remove the reuse cache.
+    :param dry_run: remove nothing, report what would be removed.
+    :return: what was (or would be) removed.
+    :raises FileNotFoundError: if ``store`` is not a directory.
+    :raises PermissionError: if the store cannot be written (and this is not a dry run).
+    """
+    store = Path(store)
+    if not store.is_dir():
+        raise FileNotFoundError(f"{store}: no such index store")
+    if not dry_run and not store_is_writable(store):
+        raise PermissionError(errno.EROFS, "the store is read-only, nothing can be removed", str(store))
+    result = GcResult(dry_run=dry_run)
+    for entry in list_store(store):
+        reason = "all" if remove_all else "missing" if not entry.exists() else None
+        if reason is None and older_than is not None and (entry.last_used or 0.0) < older_than:
+            reason = "older"
+        if reason is None:
+            continue
+        if dry_run or _remove_entry(store / entry.name):
+            result.removed.append((entry.name, reason, entry.size))
+        else:
+            result.busy.append(entry.name)
+    cache = store / CACHE_DIR
+    if (reuse_cache or remove_all) and cache.is_dir():
+        result.reuse_cache = _size(cache)
+        if not dry_run:
+            shutil.rmtree(cache)
+    return result
+
+
+def _remove_entry(directory: Path) -> bool:
+    """Remove one snapshot entry holding every lock of its indexes; ``False`` (nothing removed) if one is held."""
+    from filelock import Timeout
+
+    with contextlib.ExitStack() as locks:
+        for cdir in sorted(p for p in directory.iterdir() if p.is_dir() and ".tmp-" not in p.name):
+            try:
+                locks.enter_context(IndexLock(cdir, timeout=0))
+            except Timeout:
+                return False
+        shutil.rmtree(directory)
+    return True

@@ -1,0 +1,300 @@
+"""Store management (issue 22): store list / du / gc on hand-made stores with known sizes, the last-use mark, the
+one ``indexes:`` line of the commands, and a prebuilt store moved with its snapshots and queried read-only."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from swe_explore import MINI_REPOS
+from swe_explore.chunking.registry import make_chunker
+from swe_explore.chunking.walk import WalkConfig
+from swe_explore.commands.explore import main as explore_main
+from swe_explore.commands.run import main as run_main
+from swe_explore.commands.store import format_size
+from swe_explore.commands.store import main as store_main
+from swe_explore.explore.explorer import IndexedExplorer, make_explorer
+from swe_explore.indexes.manage import (
+    USED_FILE,
+    collect_garbage,
+    disk_usage,
+    list_store,
+    mark_used,
+    parse_date,
+    store_name,
+)
+from swe_explore.indexes.store import snapshot_key
+
+QUERY = "cart total discount"
+DAY = 86400.0
+T_2026 = 1767225600.0  # 2026-01-01T00:00:00Z
+
+
+def _write(path: Path, data: bytes) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return len(data)
+
+
+def _entry(store: Path, name: str, folder: Path, graph: bool) -> dict[str, int]:
+    """One snapshot entry by hand: a chunk table manifest, a 1000-byte chunk file, a BM25 directory and, with
+    ``graph``, a 300-byte graph. Returns the bytes written per kind."""
+    cdir = store / name / "function-0123abcd"
+    manifest = json.dumps({"chunker": {"name": "function"}, "snapshot": {"path": str(folder)}}).encode()
+    sizes = {"indexes": _write(cdir / "manifest.json", manifest) + _write(cdir / "chunks.npz", b"x" * 1000)}
+    rdir = cdir / "retrievers" / "bm25-89abcdef"
+    sizes["indexes"] += _write(rdir / "manifest.json", b'{"retriever": {"name": "bm25"}}')
+    sizes["indexes"] += _write(rdir / "data" / "retriever.json", b"y" * 200)
+    sizes["graph"] = _write(cdir / "graph" / "graph.npz", b"g" * 300) if graph else 0
+    return sizes
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Path:
+    """Two entries, ``kept`` (its folder exists, graph) and ``gone`` (its folder is missing), a 500-byte reuse
+    cache and a 70-byte run report."""
+    root = tmp_path / "store"
+    (tmp_path / "here").mkdir()
+    _entry(root, "kept", tmp_path / "here", graph=True)
+    _entry(root, "gone", tmp_path / "nowhere", graph=False)
+    _write(root / "_cache" / "chunks" / "ab" / "entry.bin", b"c" * 500)
+    _write(root / "_reports" / "index.json", b"r" * 70)
+    return root
+
+
+def test_du_counts_the_bytes_written_per_kind(store: Path, tmp_path: Path) -> None:
+    """du: each entry's files (manifests + 1000 + 200 bytes; 300 of graph for one), the cache, the report."""
+    manifest = len(json.dumps({"chunker": {"name": "function"}, "snapshot": {"path": str(tmp_path / "here")}}))
+    manifest_gone = manifest + len("nowhere") - len("here")
+    rmanifest = len(b'{"retriever": {"name": "bm25"}}')
+    indexes = manifest + manifest_gone + 2 * (1000 + rmanifest + 200)
+    usage = disk_usage(store)
+    assert usage == {
+        "indexes": indexes,
+        "graph": 300,
+        "reuse_cache": 500,
+        "other": 70,
+        "total": indexes + 300 + 500 + 70,
+        "snapshots": 2,
+    }
+
+
+def test_list_shows_name_folder_configs_size_and_last_used(store: Path, tmp_path: Path) -> None:
+    """list: per entry its folder, configs (chunker, retrievers, graph), size and last use (newest manifest)."""
+    os.utime(store / "kept" / "function-0123abcd" / "manifest.json", (T_2026, T_2026))
+    os.utime(store / "kept" / "function-0123abcd" / "retrievers" / "bm25-89abcdef" / "manifest.json", (T_2026,) * 2)
+    gone, kept = list_store(store)
+    assert (gone.name, kept.name) == ("gone", "kept")
+    assert kept.paths == [str(tmp_path / "here")] and kept.exists()
+    assert gone.paths == [str(tmp_path / "nowhere")] and not gone.exists()
+    assert kept.configs == [{"chunker": "function", "key": "function-0123abcd", "retrievers": ["bm25"], "graph": True}]
+    assert kept.size - gone.size == 300 - (len("nowhere") - len("here"))
+    assert kept.to_json()["last_used"] == "2026-01-01T00:00:00Z"
+
+
+def test_gc_dry_run_removes_nothing_and_gc_removes_exactly_the_missing(store: Path) -> None:
+    """gc removes the entry whose folder is gone and nothing else (cache and reports kept); a dry run first
+    reports the same and removes nothing."""
+    before = sorted(p.relative_to(store) for p in store.rglob("*"))
+    gone_size = next(e.size for e in list_store(store) if e.name == "gone")
+    dry = collect_garbage(store, dry_run=True)
+    assert dry.removed == [("gone", "missing", gone_size)] and dry.freed == gone_size
+    assert sorted(p.relative_to(store) for p in store.rglob("*")) == before
+    done = collect_garbage(store)
+    assert done.removed == [("gone", "missing", gone_size)] and done.reuse_cache is None
+    assert sorted(p.name for p in store.iterdir()) == ["_cache", "_reports", "kept"]
+
+
+def test_gc_older_than_uses_the_last_use_mark_and_all_takes_the_cache(store: Path, tmp_path: Path) -> None:
+    """--older-than removes an entry last used (its mark's mtime) before the date, not one used after it; --all
+    removes every entry and the reuse cache, and keeps the run reports."""
+    mark_used(store, "kept", tmp_path / "here")
+    marker = store / "kept" / USED_FILE
+    assert json.loads(marker.read_text()) == {"path": str((tmp_path / "here").resolve())}
+    os.utime(marker, (T_2026, T_2026))
+    assert collect_garbage(store, older_than=T_2026 - DAY, dry_run=True).removed == [
+        ("gone", "missing", next(e.size for e in list_store(store) if e.name == "gone"))
+    ]
+    result = collect_garbage(store, older_than=T_2026 + DAY, dry_run=True)
+    assert [(name, reason) for name, reason, _ in result.removed] == [("gone", "missing"), ("kept", "older")]
+    everything = collect_garbage(store, remove_all=True)
+    assert [name for name, _, _ in everything.removed] == ["gone", "kept"] and everything.reuse_cache == 500
+    assert sorted(p.name for p in store.iterdir()) == ["_reports"]
+
+
+def test_parse_date_forms() -> None:
+    """--older-than: a date is midnight UTC, an ISO time without zone is UTC, ``<N>d`` an age; others refused."""
+    assert parse_date("2026-01-01") == T_2026
+    assert parse_date("2026-01-02T12:00") == T_2026 + 1.5 * DAY
+    assert parse_date("2026-01-01T01:00:00+01:00") == T_2026
+    with pytest.raises(ValueError, match="'yesterday' is not a date"):
+        parse_date("yesterday")
+
+
+def test_store_command_json_and_text(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The command: du --json as disk_usage, list --json names, gc --dry-run --json then gc."""
+    assert store_main(["du", "--store", str(store), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"store": str(store)} | disk_usage(store)
+    assert store_main(["list", "--store", str(store), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(e["name"], e["exists"]) for e in listed] == [("gone", False), ("kept", True)]
+    assert store_main(["gc", "--store", str(store), "--dry-run", "--json"]) == 0
+    assert [r["name"] for r in json.loads(capsys.readouterr().out)["removed"]] == ["gone"]
+    assert (store / "gone").is_dir()
+    assert store_main(["gc", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("removed gone (folder missing, ") and not (store / "gone").exists()
+    with pytest.raises(SystemExit) as info:
+        store_main(["gc", "--store", str(store), "--older-than", "soon"])
+    assert info.value.code == 2
+    assert format_size(512) == "512 B" and format_size(1536) == "1.5 KiB" and format_size(3 << 30) == "3.0 GiB"
+
+
+def test_gc_refuses_a_read_only_store(store: Path, read_only: Callable[[Path], list[str]]) -> None:
+    """gc on a read-only store: one-line error, exit 1, nothing tried; a dry run still answers."""
+    refused = read_only(store)
+    assert store_main(["gc", "--store", str(store)]) == 1
+    assert store_main(["gc", "--store", str(store), "--dry-run"]) == 0
+    assert refused == []
+
+
+def test_mark_used_touches_and_skips_read_only(tmp_path: Path, read_only: Callable[[Path], list[str]]) -> None:
+    """The mark is written once, then only touched; on a read-only store nothing is tried."""
+    store, folder = tmp_path / "store", tmp_path / "snap"
+    (store / "s").mkdir(parents=True)
+    folder.mkdir()
+    mark_used(store, "s", folder)
+    marker = store / "s" / USED_FILE
+    os.utime(marker, (T_2026, T_2026))
+    mark_used(store, "s", folder)
+    assert marker.stat().st_mtime > T_2026 + DAY
+    os.utime(marker, (T_2026, T_2026))
+    refused = read_only(store)
+    mark_used(store, "s", folder)
+    mark_used(store, "s", tmp_path / "elsewhere")
+    assert refused == [] and marker.stat().st_mtime == T_2026
+
+
+# ----------------------------------------------------------------------------------------------------------
+# prebuilt indexes: moved with their snapshots, queried read-only
+# ----------------------------------------------------------------------------------------------------------
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    return {p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
+
+
+def test_moved_store_and_snapshots_are_queried_read_only_without_rebuild(
+    tmp_path: Path, read_only: Callable[[Path], list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Build on one machine's paths (a folder named by path hash, one named as a bench run names it), move the store and
+    the snapshots to new paths, make the store read-only: the same regions, nothing written, nothing built."""
+    old_repos, old_store = tmp_path / "a" / "repos", tmp_path / "a" / "store"
+    shutil.copytree(MINI_REPOS, old_repos)
+    snapshot = old_repos / "mini__pyshop-1"
+    explorer = IndexedExplorer(store=old_store)
+    hashed = [(r.path, r.start, r.end) for r in explorer.explore(snapshot, QUERY)]
+    named = [(r.path, r.start, r.end) for r in explorer.explore(snapshot, QUERY, "pyshop__1")]
+    assert hashed[0][0] == "pyshop/cart.py"
+    assert sorted(p.name for p in old_store.iterdir()) == sorted(["pyshop__1", snapshot_key(snapshot)])
+
+    new_repos, new_store = tmp_path / "b" / "repos", tmp_path / "b" / "store"
+    new_repos.parent.mkdir()
+    shutil.move(old_repos, new_repos)
+    shutil.move(old_store, new_store)
+    moved = new_repos / "mini__pyshop-1"
+    before = _tree(new_store)
+    refused = read_only(new_store)
+    again = IndexedExplorer(store=new_store)
+    assert [(r.path, r.start, r.end) for r in again.explore(moved, QUERY)] == hashed
+    assert [(r.path, r.start, r.end) for r in again.explore(moved, QUERY, "pyshop__1")] == named
+    assert again.store_use.built == set() and again.store_use.current == {snapshot_key(snapshot), "pyshop__1"}
+    assert explore_main([str(moved), QUERY, "--store", str(new_store), "--retriever", "bm25", "--lines", "0"]) == 0
+    assert capsys.readouterr().err == f"indexes: {new_store} (0 built, 1 current)\n"
+    assert refused == [] and _tree(new_store) == before
+
+
+def test_moved_snapshot_with_other_content_gets_its_own_index(tmp_path: Path) -> None:
+    """The fallback matches content: a folder of the same name whose files differ is not given the old index."""
+    store, snapshot = tmp_path / "store", tmp_path / "one" / "mini__pyshop-1"
+    shutil.copytree(MINI_REPOS / "mini__pyshop-1", snapshot)
+    chunker, walk = make_chunker("function"), WalkConfig()
+    IndexedExplorer(store=store).index(snapshot)
+    copy = tmp_path / "two" / "mini__pyshop-1"
+    shutil.copytree(snapshot, copy)
+    assert store_name(store, copy, chunker, walk) == snapshot_key(snapshot)
+    with (copy / "pyshop" / "cart.py").open("a") as handle:
+        handle.write("# changed\n")
+    assert store_name(store, copy, chunker, walk) == snapshot_key(copy)
+
+
+def test_moved_store_with_the_learned_explorer_reuses_index_and_graph(
+    tmp_path: Path, read_only: Callable[[Path], list[str]]
+) -> None:
+    """The default explorer (retrievers and symbol graph) also finds a moved folder's index, read-only."""
+    snapshot, store = tmp_path / "a" / "mini__pyshop-1", tmp_path / "a" / "store"
+    shutil.copytree(MINI_REPOS / "mini__pyshop-1", snapshot)
+    built = make_explorer(store=store).explore(snapshot, QUERY)
+    shutil.move(tmp_path / "a", tmp_path / "b")
+    refused = read_only(tmp_path / "b" / "store")
+    again = make_explorer(store=tmp_path / "b" / "store")
+    assert again.explore(tmp_path / "b" / "mini__pyshop-1", QUERY) == built
+    assert refused == []
+
+
+def test_run_prints_where_the_indexes_are_unless_quiet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """run: one ``indexes:`` line on standard error (4 built on a new store, 4 current on the next run over a new
+    result file); --quiet drops it."""
+    store = tmp_path / "store"
+    argv = ["--store", str(store), "--retriever", "bm25", "--limit", "4"]
+    assert run_main([*argv, "--out", str(tmp_path / "r1.jsonl"), "--quiet"]) == 0
+    assert "indexes:" not in capsys.readouterr().err
+    assert run_main([*argv, "--out", str(tmp_path / "r2.jsonl")]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("indexes:")]
+    assert lines == [f"indexes: {store} (0 built, 4 current)"]
+    shutil.rmtree(store)
+    assert run_main([*argv, "--out", str(tmp_path / "r3.jsonl")]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("indexes:")]
+    assert lines == [f"indexes: {store} (4 built, 0 current)"]
+
+
+def test_moved_store_made_read_only_by_chmod_is_queried(tmp_path: Path) -> None:
+    """The same with real permissions (``chmod -R a-w``; skipped where they do not stop writes, as for root)."""
+    probe = tmp_path / "probe"
+    probe.mkdir(mode=0o555)
+    try:
+        (probe / "x").touch()
+    except PermissionError:
+        pass
+    else:
+        pytest.skip("permissions do not stop this user's writes (root); the EROFS test above covers it")
+    old = tmp_path / "a"
+    shutil.copytree(MINI_REPOS / "mini__pyshop-1", old / "mini__pyshop-1")
+    built = IndexedExplorer(store=old / "store").explore(old / "mini__pyshop-1", QUERY)
+    shutil.move(old, tmp_path / "b")
+    store = tmp_path / "b" / "store"
+    paths = sorted(store.rglob("*"), reverse=True)
+    try:
+        for path in [*paths, store]:
+            path.chmod(0o555 if path.is_dir() else 0o444)
+        before = _tree(store)
+        assert IndexedExplorer(store=store).explore(tmp_path / "b" / "mini__pyshop-1", QUERY) == built
+        assert _tree(store) == before
+    finally:
+        for path in [store, *sorted(store.rglob("*"))]:
+            path.chmod(path.stat().st_mode | 0o200)
+
+
+def test_gc_skips_an_entry_whose_lock_a_builder_holds(store: Path) -> None:
+    """An entry one of whose indexes is locked (a build under way) is listed as busy and left whole."""
+    from swe_explore.indexes.store import IndexLock
+
+    with IndexLock(store / "gone" / "function-0123abcd"):
+        result = collect_garbage(store)
+    assert result.removed == [] and result.busy == ["gone"]
+    assert (store / "gone" / "function-0123abcd" / "chunks.npz").stat().st_size == 1000
