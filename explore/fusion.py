@@ -3,7 +3,8 @@
 :class:`FusionExplorer` runs, for one snapshot and one issue text:
 
 1. the snapshot's persisted index (chunk table, BM25 and TF-IDF, Potion when the model uses it, the symbol
-   graph), built on first use and kept in memory for the next query;
+   graph, the history index when the model uses the snapshot's past commits), built on first use and kept in
+   memory for the next query;
 2. the candidates and their features (:mod:`swe_explore.explore.features`): every retriever's top chunks, the
    chunks and files the issue's trace frames, paths and identifiers land on (:mod:`.mentions`), and the chunks
    the symbol graph reaches from those seeds;
@@ -45,6 +46,7 @@ from swe_explore.explore.shaping import ShapeConfig, file_scores, shape
 from swe_explore.indexes.build import ensure_index, open_index
 from swe_explore.indexes.graph import CorruptGraphError, chunks_fingerprint
 from swe_explore.indexes.graph_store import ensure_graph_once, graph_dir_for, open_graph
+from swe_explore.indexes.history import ensure_history_index, open_history_index
 from swe_explore.indexes.store import LastLoaded, default_store, snapshot_key
 from swe_explore.retrievers.registry import make_retriever
 
@@ -74,6 +76,8 @@ class FusionExplorer:
     :param retrievers: the retrievers to index and load; default ``bm25``, ``tfidf`` and those the model's
         features need (``potion`` for ``dense`` ones).
     :param graph: index and load the symbol graph; default: when the candidates or the features use it.
+    :param history: index and load the history index (:mod:`swe_explore.indexes.history`) of snapshots that have a
+        history file; default: when the candidates (``history > 0``) or the features (``history_*``) use it.
     :param store: index store root (default: ``$SWE_EXPLORE_STORE`` or the user cache).
     :param walk: snapshot walking rules.
     :param rebuild: rebuild indexes even when up to date.
@@ -93,6 +97,7 @@ class FusionExplorer:
     potion_model: str | None = None
     retrievers: tuple[str, ...] | None = None
     graph: bool | None = None
+    history: bool | None = None
     store: Path = field(default_factory=default_store)
     walk: WalkConfig = field(default_factory=WalkConfig)
     rebuild: bool = False
@@ -125,6 +130,11 @@ class FusionExplorer:
             self.graph
             if self.graph is not None
             else (self.candidates.graph or any(f.startswith("graph_") for f in features))
+        )
+        self._history = (
+            self.history
+            if self.history is not None
+            else (self.candidates.history > 0 or any(f.startswith("history_") for f in features))
         )
         self._chunker = make_chunker(self.chunker)
         self._loaded: LastLoaded[SnapshotIndex] = LastLoaded()
@@ -159,7 +169,8 @@ class FusionExplorer:
         }
 
     def index(self, snapshot_dir: str | Path, snapshot_name: str | None = None) -> None:
-        """Build the snapshot's indexes (retrievers and, when used, the symbol graph) if missing or stale.
+        """Build the snapshot's indexes (retrievers and, when used, the symbol graph and the history index) if
+        missing or stale.
 
         :param snapshot_dir: the snapshot.
         :param snapshot_name: its name in the store (default: the folder's name and a hash of its path).
@@ -170,6 +181,8 @@ class FusionExplorer:
         )
         if self._graph:
             ensure_graph_once(Path(snapshot_dir), self.store, self._chunker, self.walk, self.rebuild, snapshot_name)
+        if self._history:
+            ensure_history_index(Path(snapshot_dir), self.store, snapshot_name, self.rebuild)
 
     def load(self, snapshot_dir: str | Path, snapshot_name: str | None = None) -> SnapshotIndex:
         """The snapshot's loaded index (built if needed); the last one loaded is kept in memory
@@ -177,13 +190,13 @@ class FusionExplorer:
 
         :param snapshot_dir: the snapshot.
         :param snapshot_name: its name in the store.
-        :return: chunks, line counts, retrievers and graph.
+        :return: chunks, line counts, retrievers, graph and history.
         """
         name = snapshot_name or snapshot_key(snapshot_dir)
         return self._loaded.get(snapshot_dir, name, lambda: self._open(Path(snapshot_dir), name))
 
     def _open(self, snapshot_dir: Path, snapshot_name: str) -> SnapshotIndex:
-        """Build (if needed) and open the snapshot's retriever indexes and graph."""
+        """Build (if needed) and open the snapshot's retriever indexes, graph and history index."""
         self.index(snapshot_dir, snapshot_name)
         retrievers = {}
         first = None
@@ -200,7 +213,8 @@ class FusionExplorer:
                     graph_dir_for(self.store, snapshot_name, self._chunker, self.walk),
                     "built from another chunk table (stale graph); rebuild it",
                 )
-        return SnapshotIndex(first.chunks, first.file_lines, retrievers, graph)
+        history = open_history_index(snapshot_dir, self.store, snapshot_name) if self._history else None
+        return SnapshotIndex(first.chunks, first.file_lines, retrievers, graph, history)
 
     def rank(self, snapshot_dir: str | Path, query: str, snapshot_name: str | None = None) -> list[ScoredChunk]:
         """The ranked candidate chunks with their scores, best first (the explorers' one ``rank()`` contract),
