@@ -308,7 +308,12 @@ class HistoryIndex:
             str(meta.get("base_commit", "")),
             [str(x) for x in ids],
             [str(p) for p in paths],
-            *(cols[k] for k in _COLUMNS),
+            times=cols["times"],
+            fix=cols["fix"],
+            path_ptr=cols["path_ptr"],
+            path_ids=cols["path_ids"],
+            hunk_ptr=cols["hunk_ptr"],
+            hunk_spans=cols["hunk_spans"],
             bm25=bm25,
             history_sha256=str(manifest.get("history_sha256", "")),
         )
