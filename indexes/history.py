@@ -31,10 +31,13 @@ no history index (:func:`load_history_index` returns ``None``). **Writing** foll
 (:mod:`swe_explore.indexes.store`): the directory is written atomically under its own
 :class:`~swe_explore.indexes.store.IndexLock` (``history-<hash8>.lock``), a current index is read without the lock
 (so a read-only store is fine), and building in a read-only store raises
-:class:`~swe_explore.indexes.store.ReadOnlyStoreError`. **Reuse.** Snapshots of one repository share most of
-their history, so each commit's term counts are kept in the content-addressed cache
-(:mod:`swe_explore.indexes.cache`, kind ``term_counts``, keyed by the commit id and its message) and a second
-snapshot of the repository tokenizes only its new commits; the index is byte-identical with or without the cache.
+:class:`~swe_explore.indexes.store.ReadOnlyStoreError`. **Reuse** (``reuse=True``, off by default as for
+:func:`~swe_explore.indexes.build.ensure_index`). Snapshots of one repository share most of their history, so each
+commit's term counts can be kept in the content-addressed cache (:mod:`swe_explore.indexes.cache`, kind
+``term_counts``, keyed by the commit id and its message) and a second snapshot of the repository tokenizes only
+its new commits; the index is byte-identical with or without the cache. Tokenizing is a small part of the build
+(docs/history.md gives the numbers), so the cache pays only where its software fingerprint is computed anyway (a
+batch that reuses the other indexes too).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,7 +67,7 @@ from swe_explore.indexes.files import (
     save_retriever,
     write_json,
 )
-from swe_explore.indexes.reuse import _decode_counts, _encode_counts, _merge_counts, _split_counts
+from swe_explore.indexes.reuse import _decode_counts, _encode_counts, _merge_counts
 from swe_explore.indexes.store import (
     atomic_directory,
     config_key,
@@ -333,6 +337,18 @@ def _hunk_span(new_start: int, new_count: int) -> tuple[int, int]:
     return (max(new_start, 1), new_start + 1)
 
 
+def _piece(tokens: list[str]) -> tuple[bytes, bytes] | None:
+    """One commit's term counts as a cache piece (the row :func:`~swe_explore.indexes.reuse._split_counts` would
+    cut from :func:`~swe_explore.retrievers.features.counts_from_tokens`: terms by code point, int32 counts);
+    ``None`` if a term holds a NUL (no tokenizer of this toolkit makes one)."""
+    counts = Counter(tokens)
+    terms = sorted(counts)
+    if any("\0" in t for t in terms):
+        return None
+    data = np.fromiter((counts[t] for t in terms), dtype="<i4", count=len(terms))
+    return b"\0".join(t.encode("utf-8", "surrogatepass") for t in terms), data.tobytes()
+
+
 def _message_counts(history: History, tokenizer: CodeTokenizer, cache: ContentCache | None) -> TermCounts:
     """The commits' term counts, one row per commit: from the cache where stored, else tokenized (and stored)."""
     messages = [c.message for c in history.commits]
@@ -349,10 +365,9 @@ def _message_counts(history: History, tokenizer: CodeTokenizer, cache: ContentCa
         if payload is not None and piece is None:
             namespace.reject()  # a valid checksum over a malformed payload: recompute it
         if piece is None:
-            split = _split_counts(counts_from_tokens([tokenizer.tokenize(message)]))
-            if split is None:  # a term holding a NUL cannot be cached (no tokenizer of this toolkit makes one)
+            piece = _piece(tokenizer.tokenize(message))
+            if piece is None:
                 return counts_from_tokens([tokenizer.tokenize(m) for m in messages])
-            piece = split[0]
             namespace.put(digest, _encode_counts(piece))
         pieces.append(piece)
     return _merge_counts(pieces)
@@ -419,7 +434,7 @@ def ensure_history_index(
     store: Path,
     snapshot_name: str | None = None,
     rebuild: bool = False,
-    reuse: bool = True,
+    reuse: bool = False,
 ) -> bool | None:
     """Build and save a snapshot's history index unless a current one is stored.
 

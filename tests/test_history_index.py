@@ -22,9 +22,11 @@ from swe_explore.explore.features import (
 )
 from swe_explore.explore.fusion import FusionExplorer
 from swe_explore.explore.history_features import history_ranking
+from swe_explore.indexes.cache import ContentCache
 from swe_explore.indexes.files import StaleIndexError
 from swe_explore.indexes.history import (
     HistoryIndex,
+    build_history_index,
     ensure_history_index,
     history_dir_for,
     is_fix,
@@ -219,14 +221,15 @@ def test_index_is_persisted_reloaded_identical_and_reused(
     """Built once, then reused; a rebuild (with or without the term-count cache) writes the same bytes, and the
     reloaded arrays equal the built ones."""
     store = tmp_path / "store"
-    assert ensure_history_index(snapshot, store, "snap") is True
+    assert ensure_history_index(snapshot, store, "snap", reuse=True) is True
     assert ensure_history_index(snapshot, store, "snap") is False
+    assert any((store / "_cache" / "term_counts").rglob("*.pack"))
     hdir = history_dir_for(store, "snap")
     first = {k: v for k, v in store_tree(store).items() if k.startswith("snap/")}
-    assert ensure_history_index(snapshot, store, "snap", rebuild=True) is True  # from the cache
+    assert ensure_history_index(snapshot, store, "snap", rebuild=True, reuse=True) is True  # from the cache
     assert {k: v for k, v in store_tree(store).items() if k.startswith("snap/")} == first
     other = tmp_path / "other"
-    assert ensure_history_index(snapshot, other, "snap", reuse=False) is True
+    assert ensure_history_index(snapshot, other, "snap") is True
     assert {k: v for k, v in store_tree(other).items() if k.startswith("snap/")} == first
     loaded = HistoryIndex.load(hdir)
     again = open_history_index(snapshot, store, "snap")
@@ -234,6 +237,26 @@ def test_index_is_persisted_reloaded_identical_and_reused(
     for name in ("times", "fix", "path_ptr", "path_ids", "hunk_ptr", "hunk_spans"):
         assert np.array_equal(getattr(loaded, name), getattr(again, name))
     assert loaded.bm25.scores(QUERY).tolist() == again.bm25.scores(QUERY).tolist()
+
+
+def test_term_counts_come_from_the_cache(tmp_path: Path) -> None:
+    """A second build of the same commits takes all four commits' term counts from the cache, same matrix."""
+    scratch = tmp_path / "scratch"
+
+    def make_scratch() -> Path:
+        scratch.mkdir(exist_ok=True)
+        return scratch
+
+    first_cache = ContentCache(tmp_path, make_scratch)
+    first = build_history_index(_history(), cache=first_cache)
+    first_cache.close()
+    cache = ContentCache(tmp_path, make_scratch)
+    second = build_history_index(_history(), cache=cache)
+    assert cache.stats["term_counts"].hits == 4 and cache.stats["term_counts"].misses == 0
+    plain = build_history_index(_history())
+    for index in (first, second):
+        assert index.bm25.state().files["vocab.json"] == plain.bm25.state().files["vocab.json"]
+        assert (index.bm25.state().files["tf.npz"] != plain.bm25.state().files["tf.npz"]).nnz == 0
 
 
 def test_index_is_stale_when_the_history_file_changes(snapshot: Path, tmp_path: Path) -> None:
