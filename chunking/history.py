@@ -195,7 +195,11 @@ def read_history(snapshot_or_file: str | Path, base_commit: str | None = None) -
         text = gzip.decompress(path.read_bytes()).decode("utf-8")
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise HistoryError(f"{path}: not a readable history file ({exc})") from None
-    lines = text.splitlines()
+    # Split on "\n" only: str.splitlines() also breaks on U+2028, U+0085, \x1c..., which a message may hold (the
+    # file is written with ensure_ascii=False, so they stay raw inside JSON strings).
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
     if not lines:
         raise HistoryError(f"{path}: empty history file")
     header = _json_object(path, 1, lines[0])

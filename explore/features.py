@@ -10,7 +10,9 @@ candidate chunks and describes each by a fixed row of numbers:
    paths, identifiers) and the best ``mention_file_chunks`` chunks (by BM25) of each file a mention names;
 3. with ``graph``: the chunks reached from the seeds (the mention chunks and the top ``graph_seeds`` chunks of
    the BM25 ranking with priors) within ``graph_hops`` hops of the symbol graph (:mod:`swe_explore.indexes.graph`),
-   at most ``graph_max_nodes``.
+   at most ``graph_max_nodes``;
+4. with ``history > 0`` and a history index: the best ``mention_file_chunks`` chunks (by BM25) of each of the
+   first ``history`` files of the history ranking (:mod:`swe_explore.explore.history_features`).
 
 **Features** (:data:`FEATURE_GROUPS`, every one a float; ``nan`` where a value does not exist, which LightGBM
 treats as missing):
@@ -24,6 +26,8 @@ treats as missing):
   file's ``mention_score``;
 - ``graph``: :func:`~swe_explore.explore.graph_features.graph_features` of the expansion (hop distances per direction,
   degrees, name ambiguity);
+- ``history``: :func:`~swe_explore.explore.history_features.history_features` (similar past commits, fix counts
+  and recency, co-change, hunk overlap); ``nan`` when the snapshot has no history index;
 - ``structure``: chunk size, kind, position in the file, file size, test/doc/auxiliary path flags, path depth,
   how much of the chunk's symbol and path the issue's words cover, the issue's length.
 
@@ -44,12 +48,15 @@ import numpy as np
 from swe_explore.chunking.types import Chunk
 from swe_explore.explore.graph_features import FEATURE_NAMES as GRAPH_FEATURES
 from swe_explore.explore.graph_features import graph_features
+from swe_explore.explore.history_features import FEATURE_NAMES as HISTORY_FEATURES
+from swe_explore.explore.history_features import history_features, history_ranking
 from swe_explore.explore.mention_resolution import FEATURE_NAMES as MENTION_FEATURES
 from swe_explore.explore.mention_resolution import MentionIndex, ResolvedMentions
 from swe_explore.explore.mentions import extract_mentions
 from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.indexes.graph import SymbolGraph
 from swe_explore.indexes.graph_expand import expand
+from swe_explore.indexes.history import HistoryIndex
 from swe_explore.retrievers.base import Hit, Retriever
 
 #: Retrievers whose scores are features, in feature order; ``potion`` only when indexed.
@@ -75,7 +82,9 @@ _AUX_RE = re.compile(r"(?:^|/)(?:docs?|examples?|\.github|ci|benchmarks?|asv_ben
 _WORD_RE = re.compile(r"[A-Za-z][a-z0-9]+|[A-Z]+(?![a-z])|[0-9]+")
 _TOP_FILE_CHUNKS = 50
 #: Candidate source bits (:attr:`Candidates.sources`).
-FROM_RETRIEVERS, FROM_MENTIONS, FROM_GRAPH = 1, 2, 4
+FROM_RETRIEVERS, FROM_MENTIONS, FROM_GRAPH, FROM_HISTORY = 1, 2, 4, 8
+#: Distinct files of the BM25 ranking whose co-changes the ``history_cochange`` feature counts.
+_COCHANGE_FILES = 3
 
 
 def _retriever_features(name: str) -> tuple[str, ...]:
@@ -87,6 +96,7 @@ FEATURE_GROUPS: Mapping[str, tuple[str, ...]] = {
     "dense": _retriever_features("potion"),
     "mentions": (*MENTION_FEATURES, "file_mention_score"),
     "graph": tuple(f"graph_{f}" for f in GRAPH_FEATURES),
+    "history": tuple(f"history_{f}" for f in HISTORY_FEATURES),
     "structure": (
         "log_lines",
         *(f"kind_{k}" for k in KINDS),
@@ -126,12 +136,14 @@ class SnapshotIndex:
     :param file_lines: line count of every indexed file.
     :param retrievers: loaded retrievers by name (``bm25`` and ``tfidf`` at least; ``potion`` optional).
     :param graph: the symbol graph, or ``None``.
+    :param history: the history index (:mod:`swe_explore.indexes.history`), or ``None``.
     """
 
     chunks: Sequence[Chunk]
     file_lines: Mapping[str, int]
     retrievers: Mapping[str, Retriever]
     graph: SymbolGraph | None = None
+    history: HistoryIndex | None = None
     _mention_index: MentionIndex | None = field(default=None, repr=False)
     _file_chunks: dict[str, list[int]] | None = field(default=None, repr=False)
     _chunk_files: tuple[list[str], np.ndarray] | None = field(default=None, repr=False)
@@ -176,6 +188,7 @@ class CandidateConfig:
     :param graph_seeds: top chunks of the BM25-with-priors ranking used as seeds (mention chunks are seeds too).
     :param graph_hops: hops of the expansion.
     :param graph_max_nodes: chunks the expansion may add at most.
+    :param history: files of the history ranking whose best ``mention_file_chunks`` chunks join (0: none).
     :raises ValueError: if a count is negative.
     """
 
@@ -186,6 +199,7 @@ class CandidateConfig:
     graph_seeds: int = 10
     graph_hops: int = 2
     graph_max_nodes: int = 100
+    history: int = 0
 
     def __post_init__(self) -> None:
         bad = [k for k, v in self.to_dict().items() if isinstance(v, int) and not isinstance(v, bool) and v < 0]
@@ -193,8 +207,12 @@ class CandidateConfig:
             raise ValueError(f"invalid CandidateConfig: {bad or ['top_n']} (counts >= 0, top_n >= 1)")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form (written into result rows' ``explorer_config``)."""
-        return dict(self.__dict__)
+        """JSON form (written into result rows' ``explorer_config``); ``history`` only when used (> 0), so a
+        configuration without it writes the rows it wrote before the option existed."""
+        out = dict(self.__dict__)
+        if not self.history:
+            del out["history"]
+        return out
 
 
 @dataclass
@@ -205,7 +223,7 @@ class Candidates:
     :param features: float32 matrix ``(n, len(names))``; ``nan`` = missing.
     :param names: the feature names (columns).
     :param sources: uint8 ``(n,)``: how each candidate was found, a bit mask of :data:`FROM_RETRIEVERS`,
-        :data:`FROM_MENTIONS` and :data:`FROM_GRAPH`.
+        :data:`FROM_MENTIONS`, :data:`FROM_GRAPH` and :data:`FROM_HISTORY`.
     """
 
     ids: np.ndarray
@@ -324,6 +342,13 @@ def candidate_features(query: str, index: SnapshotIndex, config: CandidateConfig
     reached = _graph_reach(index, config, names, priors_hits, resolved)
     if config.graph:
         add(reached, FROM_GRAPH)
+    wants_history = any(n.startswith("history_") for n in names)
+    ranking = None
+    if index.history is not None and (config.history or wants_history):
+        ranking = history_ranking(index.history, query, index.file_chunks)
+        for path in ranking.ranked[: config.history]:
+            in_file = index.file_chunks[path]
+            add(sorted(in_file, key=lambda i: (-bm25.scores[i], i))[: config.mention_file_chunks], FROM_HISTORY)
     ids = np.fromiter(source, dtype=np.int64, count=len(source))
     columns: dict[str, np.ndarray] = {}
     for name, r in retrieval.items():
@@ -343,6 +368,12 @@ def candidate_features(query: str, index: SnapshotIndex, config: CandidateConfig
         graph_rows = [gf.get(i, missing) for i in id_list]
         for fname in GRAPH_FEATURES:
             columns[f"graph_{fname}"] = np.array([r.get(fname, np.nan) for r in graph_rows])
+    if wants_history and index.history is not None and ranking is not None:
+        hf = history_features(
+            index.history, ranking, [chunks[i] for i in id_list], _top_files(bm25, chunks, _COCHANGE_FILES)
+        )
+        for fname in HISTORY_FEATURES:
+            columns[f"history_{fname}"] = hf[fname]
     if any(n in FEATURE_GROUPS["structure"] for n in names):
         columns.update(_structure(query, mentions.frames, chunks, index.file_lines, ids))
     matrix = np.full((ids.size, len(names)), np.nan, dtype=np.float32)
@@ -351,6 +382,17 @@ def candidate_features(query: str, index: SnapshotIndex, config: CandidateConfig
             matrix[:, j] = columns[fname]
     sources = np.fromiter(source.values(), dtype=np.uint8, count=len(source))
     return Candidates(ids, matrix, tuple(names), sources)
+
+
+def _top_files(retrieval: _Retrieval, chunks: Sequence[Chunk], n: int) -> list[str]:
+    """The first ``n`` distinct files of a retriever's ranking (chunks with a score > 0)."""
+    out: list[str] = []
+    for i in retrieval.order.tolist():
+        if len(out) == n or retrieval.scores[i] <= 0:
+            break
+        if chunks[i].path not in out:
+            out.append(chunks[i].path)
+    return out
 
 
 def _check_names(names: Sequence[str]) -> None:

@@ -3,7 +3,8 @@
 :class:`FusionExplorer` runs, for one snapshot and one issue text:
 
 1. the snapshot's persisted index (chunk table, BM25 and TF-IDF, Potion when the model uses it, the symbol
-   graph), built on first use and kept in memory for the next query;
+   graph, the history index when the model uses the snapshot's past commits), built on first use and kept in
+   memory for the next query;
 2. the candidates and their features (:mod:`swe_explore.explore.features`): every retriever's top chunks, the
    chunks and files the issue's trace frames, paths and identifiers land on (:mod:`.mentions`), and the chunks
    the symbol graph reaches from those seeds;
@@ -47,6 +48,7 @@ from swe_explore.explore.shaping import ShapeConfig, file_scores, shape
 from swe_explore.indexes.build import ensure_index, open_index
 from swe_explore.indexes.graph import CorruptGraphError, chunks_fingerprint
 from swe_explore.indexes.graph_store import ensure_graph_once, graph_dir_for, open_graph
+from swe_explore.indexes.history import ensure_history_index, open_history_index
 from swe_explore.indexes.manage import StoreUse, mark_used, store_name
 from swe_explore.indexes.store import LastLoaded, default_store
 from swe_explore.retrievers.registry import make_retriever
@@ -78,6 +80,8 @@ class FusionExplorer:
     :param retrievers: the retrievers to index and load; default ``bm25``, ``tfidf`` and those the model's
         features need (``potion`` for ``dense`` ones).
     :param graph: index and load the symbol graph; default: when the candidates or the features use it.
+    :param history: index and load the history index (:mod:`swe_explore.indexes.history`) of snapshots that have a
+        history file; default: when the candidates (``history > 0``) or the features (``history_*``) use it.
     :param store: index store root (default: ``$SWE_EXPLORE_STORE`` or the user cache).
     :param walk: snapshot walking rules.
     :param rebuild: rebuild indexes even when up to date.
@@ -97,6 +101,7 @@ class FusionExplorer:
     potion_model: str | None = None
     retrievers: tuple[str, ...] | None = None
     graph: bool | None = None
+    history: bool | None = None
     store: Path = field(default_factory=default_store)
     walk: WalkConfig = field(default_factory=WalkConfig)
     rebuild: bool = False
@@ -129,6 +134,11 @@ class FusionExplorer:
             self.graph
             if self.graph is not None
             else (self.candidates.graph or any(f.startswith("graph_") for f in features))
+        )
+        self._history = (
+            self.history
+            if self.history is not None
+            else (self.candidates.history > 0 or any(f.startswith("history_") for f in features))
         )
         self._chunker = make_chunker(self.chunker)
         self._loaded: LastLoaded[SnapshotIndex] = LastLoaded()
@@ -166,8 +176,8 @@ class FusionExplorer:
         }
 
     def index(self, snapshot_dir: str | Path, snapshot_name: str | None = None) -> bool:
-        """Build the snapshot's indexes (retrievers and, when used, the symbol graph) if missing or stale, and mark
-        them used (:func:`~swe_explore.indexes.manage.mark_used`).
+        """Build the snapshot's indexes (retrievers and, when used, the symbol graph and the history index) if
+        missing or stale, and mark them used (:func:`~swe_explore.indexes.manage.mark_used`).
 
         :param snapshot_dir: the snapshot.
         :param snapshot_name: its name in the store (default: :func:`~swe_explore.indexes.manage.store_name`, the
@@ -184,6 +194,8 @@ class FusionExplorer:
                 Path(snapshot_dir), self.store, self._chunker, self.walk, self.rebuild, snapshot_name
             )
             built = built or graph_built
+        if self._history:
+            built = bool(ensure_history_index(Path(snapshot_dir), self.store, snapshot_name, self.rebuild)) or built
         self.store_use.note(snapshot_name, built)
         mark_used(self.store, snapshot_name, Path(snapshot_dir))
         return built
@@ -202,13 +214,13 @@ class FusionExplorer:
 
         :param snapshot_dir: the snapshot.
         :param snapshot_name: its name in the store.
-        :return: chunks, line counts, retrievers and graph.
+        :return: chunks, line counts, retrievers, graph and history.
         """
         name = snapshot_name or self._store_name(snapshot_dir)
         return self._loaded.get(snapshot_dir, name, lambda: self._open(Path(snapshot_dir), name))
 
     def _open(self, snapshot_dir: Path, snapshot_name: str) -> SnapshotIndex:
-        """Build (if needed) and open the snapshot's retriever indexes and graph."""
+        """Build (if needed) and open the snapshot's retriever indexes, graph and history index."""
         built = self.index(snapshot_dir, snapshot_name)
         _log.info("indexes: %s: %s %s", self.store, snapshot_name, "built" if built else "current")
         retrievers = {}
@@ -226,7 +238,8 @@ class FusionExplorer:
                     graph_dir_for(self.store, snapshot_name, self._chunker, self.walk),
                     "built from another chunk table (stale graph); rebuild it",
                 )
-        return SnapshotIndex(first.chunks, first.file_lines, retrievers, graph)
+        history = open_history_index(snapshot_dir, self.store, snapshot_name) if self._history else None
+        return SnapshotIndex(first.chunks, first.file_lines, retrievers, graph, history)
 
     def rank(
         self,

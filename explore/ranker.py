@@ -136,10 +136,14 @@ class RankerEnsemble:
 
     @property
     def candidates(self) -> dict[str, Any]:
-        """The candidate configuration: the first member's, with mentions and the graph on if any member uses them."""
+        """The candidate configuration: the first member's, with mentions and the graph on if any member uses them
+        and the most history files any member takes (``history`` only when one does)."""
         out = dict(self.models[0].card["candidates"])
         for key in ("mentions", "graph"):
             out[key] = any(m.card["candidates"].get(key) for m in self.models)
+        history = max(int(m.card["candidates"].get("history", 0)) for m in self.models)
+        if history:
+            out["history"] = history
         return out
 
     @property

@@ -27,6 +27,7 @@ from swe_explore.evaluation.bench import BenchRecord
 from swe_explore.explore.features import (
     FEATURE_GROUPS,
     FROM_GRAPH,
+    FROM_HISTORY,
     FROM_MENTIONS,
     FROM_RETRIEVERS,
     CandidateConfig,
@@ -76,12 +77,13 @@ class Group:
         return relevance(self.overlap, self.lines, self.file_core, scheme)
 
     def rows(self, config: CandidateConfig) -> np.ndarray:
-        """The candidates a narrower configuration would also gather (mentions or graph off), as a mask.
+        """The candidates a narrower configuration would also gather (mentions, graph or history off), as a mask.
 
         :param config: the candidate configuration of a model variant.
         :return: bool ``(n,)``.
         """
         allowed = FROM_RETRIEVERS | (FROM_MENTIONS if config.mentions else 0) | (FROM_GRAPH if config.graph else 0)
+        allowed |= FROM_HISTORY if config.history else 0
         mask: np.ndarray = (self.sources & allowed) != 0
         return mask
 
@@ -265,14 +267,33 @@ def check_training_repos(records: Iterable[BenchRecord], forbidden: Mapping[str,
 # Training the model variants (``swe-explore train``)
 # ----------------------------------------------------------------------------------------------------------
 
-#: Model variants: feature groups and whether candidates come from mentions and the graph.
+#: Files of the history ranking a ``history`` variant takes as candidates (``CandidateConfig.history``); the
+#: extraction gathers them for every record, and the variants without it leave them out (:meth:`Group.rows`).
+HISTORY_CANDIDATES = 5
+
+#: Model variants: feature groups, whether candidates come from mentions and the graph, and how many files of the
+#: history ranking join them (``history``, default 0).
 VARIANTS: dict[str, dict[str, Any]] = {
     "ranker-lexical": {"groups": ["lexical", "structure"], "mentions": False, "graph": False},
     "ranker-mentions": {"groups": ["lexical", "structure", "mentions"], "mentions": True, "graph": False},
     "ranker-graph": {"groups": ["lexical", "structure", "graph"], "mentions": False, "graph": True},
     "ranker-mentions-graph": {"groups": ["lexical", "structure", "mentions", "graph"], "mentions": True, "graph": True},
     "ranker-full": {"groups": ["lexical", "dense", "structure", "mentions", "graph"], "mentions": True, "graph": True},
+    "ranker-mentions-history": {
+        "groups": ["lexical", "structure", "mentions", "history"],
+        "mentions": True,
+        "graph": False,
+        "history": HISTORY_CANDIDATES,
+    },
+    "ranker-mentions-graph-history": {
+        "groups": ["lexical", "structure", "mentions", "graph", "history"],
+        "mentions": True,
+        "graph": True,
+        "history": HISTORY_CANDIDATES,
+    },
 }
+#: Variants that need the snapshots' history files (trained only when asked for by name).
+HISTORY_VARIANTS = tuple(name for name, spec in VARIANTS.items() if spec.get("history"))
 VALID_SHARE = 0.15
 #: Features computed but not learned. Commits mined by default never change a test file (a selection rule), so
 #: every test chunk of such a record is unlabelled rather than irrelevant, and a model would learn to bury tests,
@@ -339,7 +360,8 @@ def extract_groups(
 ) -> Extraction:
     """Index each record's snapshot and extract its query group, or take it from the cache.
 
-    The snapshots are indexed with BM25, TF-IDF (and Potion with ``potion_model``) and the symbol graph; the
+    The snapshots are indexed with BM25, TF-IDF (and Potion with ``potion_model``), the symbol graph and (for a
+    snapshot with a history file) the history index, whose :data:`HISTORY_CANDIDATES` files join the candidates; the
     groups are cached in ``cache_root/<cache key>/<instance_id>.npz`` (:func:`_cache_key`), so a rerun resumes.
     One record's failure is recorded and the others go on.
 
@@ -354,7 +376,7 @@ def extract_groups(
     from swe_explore.evaluation.bench import find_snapshot
     from swe_explore.explore.fusion import FusionExplorer
 
-    config = CandidateConfig()
+    config = CandidateConfig(history=HISTORY_CANDIDATES)
     store_option: dict[str, Any] = {"store": store} if store else {}  # else the explorer's default store
     explorer = FusionExplorer(
         ranker="priors",
@@ -362,6 +384,7 @@ def extract_groups(
         potion_model=potion_model,
         retrievers=("bm25", "tfidf", "potion") if potion_model else ("bm25", "tfidf"),
         graph=True,
+        history=True,
         **store_option,
     )
     key = _cache_key(
@@ -446,7 +469,14 @@ def train_variant(
 
     spec = VARIANTS[name]
     names = tuple(n for n in feature_names(spec["groups"]) if n not in NOT_LEARNED)
-    config = CandidateConfig(**{**extraction.config.to_dict(), "mentions": spec["mentions"], "graph": spec["graph"]})
+    config = CandidateConfig(
+        **{
+            **extraction.config.to_dict(),
+            "mentions": spec["mentions"],
+            "graph": spec["graph"],
+            "history": spec.get("history", 0),
+        }
+    )
     parts: dict[bool, list[tuple[np.ndarray, np.ndarray]]] = {True: [], False: []}
     for group in extraction.groups:
         rows = group.training_rows(config)

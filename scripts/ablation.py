@@ -3,7 +3,7 @@
 Usage::
 
     python scripts/ablation.py --bench FILE --repos DIR --out DIR [--store DIR] [--potion-model PATH]
-        [--configs NAME ...] [--files-first 3] [--latency]
+        [--configs NAME ...] [--files-first 3] [--latency] [--model-dir DIR] [--history-model-dir DIR]
 
 Runs each configuration of :data:`CONFIGS` over the bench (``scripts/run_baselines.py`` semantics: K = 5,
 B = 500, resumable result files ``DIR/runs/<name>.jsonl``), scores them with the reference-exact evaluator,
@@ -12,6 +12,9 @@ and the Holm-adjusted paired permutation p-value against ``today`` (BM25 over fu
 hand-set ranking priors, the default before the learned ranker), overall and per language (the record's
 ``language`` field, else ``python``). ``--latency`` also times each configuration's ``explore`` call on an
 already loaded index (three calls per instance, the median kept), and reports p50/p95 in milliseconds.
+``--history-model-dir`` (models trained with ``--variant ranker-mentions-history --variant
+ranker-mentions-graph-history``, on snapshots with history files, docs/history.md) adds the ``learned+history``
+configurations (:data:`HISTORY_CONFIGS`); without it they are not run.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ with interrupt_quietly():  # Ctrl-C while the modules import: exit 130 quietly
     from swe_explore.explore.packing import PackConfig
 
 MODEL_DIR: list[Path] = []  # set by --model-dir
+HISTORY_MODEL_DIR: list[Path] = []  # set by --history-model-dir
 
 
 def _fusion(
@@ -46,10 +50,12 @@ def _fusion(
     ranker: str = "learned",
     gate: float | None = None,
     pack: PackConfig | None = None,
+    history: bool = False,
 ) -> Callable[..., Any]:
     def build(store: Path, potion: str | None, n_files: int) -> Any:
         names = (model or "ranker-lexical").split(",")
-        path = ",".join(str(MODEL_DIR[0] / n) for n in names) if MODEL_DIR else ",".join(names)
+        model_dir = HISTORY_MODEL_DIR if history else MODEL_DIR
+        path = ",".join(str(model_dir[0] / n) for n in names) if model_dir else ",".join(names)
         return FusionExplorer(
             ranker=ranker,
             ranker_model=path,
@@ -80,6 +86,13 @@ CONFIGS: dict[str, Callable[..., Any]] = {
     "learned-ensemble+file-gate": _fusion("ranker-mentions,ranker-mentions-graph", gate=2.0),
     "learned-full (+potion)": _fusion("ranker-full"),
 }
+#: The configurations with the history features and candidates (run only with ``--history-model-dir``).
+HISTORY_CONFIGS: dict[str, Callable[..., Any]] = {
+    "learned+mentions+history": _fusion("ranker-mentions-history", history=True),
+    "learned+mentions+graph+history": _fusion("ranker-mentions-graph-history", history=True),
+    "learned-ensemble+history": _fusion("ranker-mentions-history,ranker-mentions-graph-history", history=True),
+}
+CONFIGS.update(HISTORY_CONFIGS)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files-first", type=int, default=3)
     parser.add_argument("--latency", action="store_true")
     parser.add_argument("--model-dir", type=Path, default=None, help="ranker models (default: the shipped ones)")
+    parser.add_argument(
+        "--history-model-dir", type=Path, default=None, help="the *-history ranker models (adds learned+history rows)"
+    )
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     from swe_explore.indexes.store import default_store
@@ -101,7 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     store = args.store or default_store()
     if args.model_dir:
         MODEL_DIR.append(args.model_dir)
-    names = args.configs or [c for c in CONFIGS if args.potion_model or "potion" not in c]
+    if args.history_model_dir:
+        HISTORY_MODEL_DIR.append(args.history_model_dir)
+    runnable = [c for c in CONFIGS if args.history_model_dir or c not in HISTORY_CONFIGS]
+    names = args.configs or [c for c in runnable if args.potion_model or "potion" not in c]
+    if not args.history_model_dir and any(c in HISTORY_CONFIGS for c in names):
+        parser.error("the history configurations need --history-model-dir")
     records = load_bench(args.bench)
     scored: dict[str, list[dict[str, Any]]] = {}
     latency: dict[str, tuple[float, float]] = {}

@@ -90,3 +90,10 @@ def test_the_walker_skips_the_history_file(tmp_path: Path) -> None:
     stats = WalkStats()
     assert [f.path for f in iter_source_files(tmp_path, WalkConfig(), stats)] == ["m.py"]
     assert stats.skipped == {"snapshot_history": 1}
+
+
+def test_a_message_with_unicode_line_separators_round_trips(tmp_path: Path) -> None:
+    odd = "Fix\u2028the\x85parser\x1cnow"
+    history = History(A, (Commit(A, 1, odd),), {})
+    write_history(tmp_path, history)
+    assert read_history(tmp_path) == history

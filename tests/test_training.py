@@ -30,7 +30,8 @@ def test_forbidden_repos_names_why(tmp_path: Path) -> None:
 
 
 def test_variants_name_feature_groups() -> None:
-    """Five variants; the lexical one learns the lexical and structure features from retriever candidates only."""
+    """Seven variants; the lexical one learns the lexical and structure features from retriever candidates only;
+    the two history ones are the shipped ones plus the history group and five history-ranking files."""
     assert VARIANTS["ranker-lexical"] == {"groups": ["lexical", "structure"], "mentions": False, "graph": False}
     assert sorted(VARIANTS) == [
         "ranker-full",
@@ -38,7 +39,12 @@ def test_variants_name_feature_groups() -> None:
         "ranker-lexical",
         "ranker-mentions",
         "ranker-mentions-graph",
+        "ranker-mentions-graph-history",
+        "ranker-mentions-history",
     ]
+    for name in ("ranker-mentions", "ranker-mentions-graph"):
+        history = VARIANTS[f"{name}-history"]
+        assert history == {**VARIANTS[name], "groups": [*VARIANTS[name]["groups"], "history"], "history": 5}
 
 
 def test_test_candidates_train_only_where_a_test_file_is_gold() -> None:

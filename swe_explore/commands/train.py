@@ -10,9 +10,11 @@ Every record of ``--bench`` (e.g. the ``train`` benches of ``scripts/mine_benche
 ``--repos`` (``scripts/materialize.py``). Records of a repository listed in ``--exclude-repos`` (the SWE-Explore
 release's repositories, by default ``../shared/data/release-repos.txt`` when it exists) or present in any
 ``--exclude-bench`` (the evaluation benches) stop the command before any work. For each record the snapshot is
-indexed (BM25, TF-IDF, Potion with ``--potion-model``, the symbol graph), its candidates' features and labels are
+indexed (BM25, TF-IDF, Potion with ``--potion-model``, the symbol graph, and the history index of a snapshot with
+a history file), its candidates' features and labels are
 extracted once (cached in ``--cache``, resumable), and one LightGBM LambdaRank model per ``--variant`` is trained
-on them (:data:`swe_explore.explore.training.VARIANTS`; default: all) and written to ``--model-dir`` as
+on them (:data:`swe_explore.explore.training.VARIANTS`; default: all but the ``history`` variants, which need
+snapshots with history files, docs/history.md) and written to ``--model-dir`` as
 ``<variant>.txt`` + ``<variant>.json`` (the card: features, candidate configuration, parameters, and the training
 manifest with every repository and commit used). 15% of the repositories (chosen by a hash, fixed) are held out
 for early stopping. Candidates in test files are not trained on
@@ -32,7 +34,14 @@ from swe_explore.commands._args import die, refuse_overwriting_inputs
 from swe_explore.commands.explorer_args import parse_option
 from swe_explore.evaluation.bench import load_bench
 from swe_explore.explore.ranker import LABEL_SCHEMES, MODELS_DIR
-from swe_explore.explore.training import VARIANTS, check_training_repos, extract_groups, forbidden_repos, train_variant
+from swe_explore.explore.training import (
+    HISTORY_VARIANTS,
+    VARIANTS,
+    check_training_repos,
+    extract_groups,
+    forbidden_repos,
+    train_variant,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_RELEASE_REPOS = ROOT.parent / "shared" / "data" / "release-repos.txt"
@@ -48,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         ("--exclude-repos", b) for b in args.exclude_repos or []
     ]
     refuse_overwriting_inputs(parser, [("--model-dir", args.model_dir), ("--cache", args.cache)], inputs)
-    variants = args.variant or [v for v in VARIANTS if v != "ranker-full" or args.potion_model]
+    variants = args.variant or [
+        v for v in VARIANTS if (v != "ranker-full" or args.potion_model) and v not in HISTORY_VARIANTS
+    ]
     records = _records(parser, args)
     _check_repos(parser, args, records)
 
@@ -112,7 +123,10 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         choices=list(VARIANTS),
         default=None,
-        help="ranker variant to train (repeatable; default: every variant, ranker-full only with --potion-model)",
+        help=(
+            "ranker variant to train (repeatable; default: every variant but the *-history ones, ranker-full only "
+            "with --potion-model)"
+        ),
     )
     parser.add_argument(
         "--model-dir", type=Path, default=MODELS_DIR, help="where the models and model cards go (default: %(default)s)"
