@@ -242,26 +242,39 @@ def _commit(path: Path, line_no: int, obj: dict[str, Any]) -> Commit:
 
 
 def _file_change(where: str, obj: Any) -> FileChange:
-    if not isinstance(obj, dict) or not isinstance(obj.get("path"), str) or not obj["path"]:
+    if type(obj) is not dict:
+        raise HistoryError(f"{where}: a file change without a path")
+    path = obj.get("path")
+    if type(path) is not str or not path:
         raise HistoryError(f"{where}: a file change without a path")
     status = obj.get("status", "M")
     if status not in _STATUSES:
-        raise HistoryError(f"{where}: {obj['path']}: unknown status {status!r}")
+        raise HistoryError(f"{where}: {path}: unknown status {status!r}")
     old_path = obj.get("old_path")
-    if old_path is not None and not isinstance(old_path, str):
-        raise HistoryError(f"{where}: {obj['path']}: old_path is not a string")
-    hunks = obj.get("hunks", [])
-    if not isinstance(hunks, list) or not all(_is_hunk(h) for h in hunks):
-        raise HistoryError(f"{where}: {obj['path']}: hunks are not lists of four non-negative integers")
-    return FileChange(obj["path"], status, old_path, tuple((h[0], h[1], h[2], h[3]) for h in hunks))
+    if old_path is not None and type(old_path) is not str:
+        raise HistoryError(f"{where}: {path}: old_path is not a string")
+    hunks = _hunks(obj.get("hunks", []))
+    if hunks is None:
+        raise HistoryError(f"{where}: {path}: hunks are not lists of four non-negative integers")
+    return FileChange(path, status, old_path, hunks)
 
 
-def _is_hunk(value: Any) -> bool:
-    return (
-        isinstance(value, list)
-        and len(value) == 4
-        and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
-    )
+def _hunks(value: Any) -> tuple[tuple[int, int, int, int], ...] | None:
+    """The hunks of a JSON value, or ``None`` unless it is a list of lists of four non-negative integers (one
+    plain loop with exact type checks: a history holds tens of thousands of hunks, and ``bool`` is no integer)."""
+    if type(value) is not list:
+        return None
+    out = []
+    for h in value:
+        if type(h) is not list or len(h) != 4:
+            return None
+        a, b, c, d = h
+        if type(a) is not int or type(b) is not int or type(c) is not int or type(d) is not int:
+            return None
+        if a < 0 or b < 0 or c < 0 or d < 0:
+            return None
+        out.append((a, b, c, d))
+    return tuple(out)
 
 
 def commits_touching(history: History, paths: Iterable[str]) -> dict[str, list[int]]:
