@@ -226,11 +226,12 @@ def run_explorer(
 
     With ``tasks`` the instances run in parallel, one task per snapshot (the instances that share a snapshot go
     to one worker, which loads its index once); each task gets a copy of the explorer, and failures are handled
-    as above (an operational error stops the run: the tasks not started are cancelled). This process appends each finished task's rows to ``out``
-    (flushed; the durable state is ``out`` alone, no part files) and, at the end of the run, stopped or not,
-    rewrites ``out`` atomically in bench order (rows of instances not in ``records`` after them, in file order)
-    if it is not in that order already. The rows are those of a sequential run except ``seconds``; a run killed
-    before the end leaves its finished tasks' rows in completion order, and the next run keeps them and sorts.
+    as above (an operational error stops the run: the tasks not started are cancelled). This process appends
+    each finished task's rows to ``out`` (flushed; the durable state is ``out`` alone, no part files) and, at the
+    end of the run, stopped or not, rewrites ``out`` atomically in bench order (rows of instances not in
+    ``records`` after them, in file order) if it is not in that order already. The rows are those of a
+    sequential run except ``seconds``; a run killed before the end leaves its finished tasks' rows in completion
+    order, and the next run keeps them and sorts.
 
     :param explorer: the explorer (see :class:`Explorer`).
     :param records: bench records.

@@ -19,7 +19,7 @@ import pytest
 
 from swe_explore.chunking.types import Region
 from swe_explore.evaluation.bench import load_bench
-from swe_explore.evaluation.results import zero_metrics
+from swe_explore.evaluation.metrics import zero_metrics
 from swe_explore.evaluation.runner import RunAbortedError, run_explorer, sort_rows
 from swe_explore.indexes.batch import run_tasks
 
@@ -57,7 +57,10 @@ def _main(argv: list[str]) -> int:
     return main(argv)
 
 
-def _reversed_tasks(limit: int | None = None) -> Callable[[Callable[..., Any], Sequence[tuple[Any, ...]]], Any]:
+TaskMap = Callable[[Callable[..., Any], Sequence[tuple[Any, ...]]], Iterator[Any]]
+
+
+def _reversed_tasks(limit: int | None = None) -> TaskMap:
     """A task map that runs the tasks here, last first; with ``limit``, raises KeyboardInterrupt after that many."""
 
     def run(function: Callable[..., Any], arguments: Sequence[tuple[Any, ...]]) -> Iterator[Any]:
@@ -153,8 +156,8 @@ def test_sort_rows_puts_bench_order_first_and_leaves_a_sorted_file_alone(tmp_pat
     assert sort_rows(path, ["a", "b", "c"]) is False
 
 
-def _loky(n_jobs: int) -> Callable[[Callable[..., Any], Sequence[tuple[Any, ...]]], Any]:
-    def run(function: Callable[..., Any], arguments: Sequence[tuple[Any, ...]]) -> Any:
+def _loky(n_jobs: int) -> TaskMap:
+    def run(function: Callable[..., Any], arguments: Sequence[tuple[Any, ...]]) -> Iterator[Any]:
         return run_tasks(function, arguments, n_jobs=n_jobs, backend="loky")
 
     return run
@@ -172,6 +175,8 @@ def test_a_dask_cluster_gives_the_rows_of_a_local_run(tmp_path: Path) -> None:
     here, in another working directory, writes the rows of the ``--jobs 1`` run."""
     pytest.importorskip("distributed", reason="needs distributed: pip install 'swe-explore-baselines[dask]'")
     from distributed import Client
+
+    new_client: Callable[..., Any] = Client  # unannotated in distributed
 
     address = f"tcp://127.0.0.1:{_free_port()}"
     cwd = tmp_path / "elsewhere"
@@ -198,7 +203,7 @@ def test_a_dask_cluster_gives_the_rows_of_a_local_run(tmp_path: Path) -> None:
                 stderr=subprocess.DEVNULL,
             )
         )
-        with Client(address, timeout=60) as client:
+        with new_client(address, timeout=60) as client:
             client.wait_for_workers(2, timeout=120)
         common = ["--retriever", "bm25", "--store", str(tmp_path / "store"), "--quiet"]
         assert _main([*common, "--out", str(tmp_path / "local.jsonl")]) == 0
