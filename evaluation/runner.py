@@ -508,22 +508,24 @@ def _run_parallel(
     bar = tqdm(total=sum(map(len, groups.values())), desc=explorer.name, unit="instance", disable=not progress)
     try:
         results = iter(tasks(explore_group, arguments)) if arguments else iter(())
-        with ResultsWriter(out) as writer:
-            for result in results:
-                for row, explore_seconds in result.rows:
-                    if row["outcome"] != OUTCOME_SUCCESS:
-                        report.failed += 1
-                        logger.error("%s: %s", row["instance_id"], row["error"])
-                    writer.write(row)
-                    report.written += 1
-                    seconds[row["instance_id"]] = explore_seconds
-                bar.update(len(result.rows))
-                if result.abort is not None:
-                    abort = result.abort
-                    break
-        close = getattr(results, "close", None)
-        if close is not None:  # cancels the tasks not started yet
-            close()
+        try:
+            with ResultsWriter(out) as writer:
+                for result in results:
+                    for row, explore_seconds in result.rows:
+                        if row["outcome"] != OUTCOME_SUCCESS:
+                            report.failed += 1
+                            logger.error("%s: %s", row["instance_id"], row["error"])
+                        writer.write(row)
+                        report.written += 1
+                        seconds[row["instance_id"]] = explore_seconds
+                    bar.update(len(result.rows))
+                    if result.abort is not None:
+                        abort = result.abort
+                        break
+        finally:  # stopped or not: cancels the tasks not started yet
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()
     finally:
         bar.close()
         report.seconds = [seconds[r.instance_id] for r in records if r.instance_id in seconds]
