@@ -10,7 +10,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -59,12 +59,13 @@ class RunAbortedError(RuntimeError):
     rows instead.
 
     :param instance_id: the instance being explored.
-    :param exc: the error.
+    :param exc: the error, or its ``"<type>: <message>"`` (as a worker of a parallel run reports it).
     """
 
-    def __init__(self, instance_id: str, exc: BaseException) -> None:
+    def __init__(self, instance_id: str, exc: BaseException | str) -> None:
+        error = exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}"
         super().__init__(
-            f"{instance_id}: {type(exc).__name__}: {exc}; the run stopped (rows written so far are kept; "
+            f"{instance_id}: {error}; the run stopped (rows written so far are kept; "
             "--keep-going records such failures as ERROR rows and goes on)"
         )
 
@@ -165,6 +166,12 @@ def exclusive_lock(path: Path) -> Iterator[None]:
             lock.unlink(missing_ok=True)
 
 
+#: Runs ``function(*args)`` for each argument tuple, possibly in other processes or on other hosts, and yields the
+#: results as the tasks finish: :func:`~swe_explore.indexes.batch.run_tasks` with its backend bound (the command
+#: layer builds it; this package stays free of joblib and Dask).
+TaskMap = Callable[[Callable[..., Any], Sequence[tuple[Any, ...]]], Iterable[Any]]
+
+
 @dataclass
 class RunReport:
     """What :func:`run_explorer` did.
@@ -198,6 +205,7 @@ def run_explorer(
     progress: bool = True,
     shared_snapshots: bool = False,
     keep_going: bool = False,
+    tasks: TaskMap | None = None,
 ) -> RunReport:
     """Explore every record and append one result row per instance to ``out`` (flushed per row).
 
@@ -216,6 +224,15 @@ def run_explorer(
     Only one process may
     write ``out`` at a time.
 
+    With ``tasks`` the instances run in parallel, one task per snapshot (the instances that share a snapshot go
+    to one worker, which loads its index once); each task gets a copy of the explorer, and failures are handled
+    as above (an operational error stops the run: the tasks not started are cancelled). This process appends
+    each finished task's rows to ``out`` (flushed; the durable state is ``out`` alone, no part files) and, at the
+    end of the run, stopped or not, rewrites ``out`` atomically in bench order (rows of instances not in
+    ``records`` after them, in file order) if it is not in that order already. The rows are those of a
+    sequential run except ``seconds``; a run killed before the end leaves its finished tasks' rows in completion
+    order, and the next run keeps them and sorts.
+
     :param explorer: the explorer (see :class:`Explorer`).
     :param records: bench records.
     :param repos_dir: snapshots, one per instance.
@@ -224,6 +241,7 @@ def run_explorer(
     :param progress: show a progress bar.
     :param shared_snapshots: accept shared snapshot folders (see :func:`evaluation.bench.snapshot_candidates`).
     :param keep_going: record operational errors as ``ERROR`` rows and go on instead of stopping.
+    :param tasks: run the snapshots' tasks with this (``None``: here, one instance after the other).
     :return: the run report.
     :raises ConfigMismatchError: if ``out`` holds rows of another explorer config.
     :raises ConcurrentRunError: if another process is writing ``out``.
@@ -235,7 +253,7 @@ def run_explorer(
     if out.is_dir():
         raise IsADirectoryError(f"--out {out} is a directory; give a .jsonl file path")
     with exclusive_lock(out):
-        return _run_locked(explorer, records, repos_dir, out, overwrite, progress, shared_snapshots, keep_going)
+        return _run_locked(explorer, records, repos_dir, out, overwrite, progress, shared_snapshots, keep_going, tasks)
 
 
 def _run_locked(
@@ -247,11 +265,8 @@ def _run_locked(
     progress: bool,
     shared_snapshots: bool,
     keep_going: bool,
+    tasks: TaskMap | None,
 ) -> RunReport:
-    from swe_explore.indexes.files import CorruptIndexError
-    from swe_explore.indexes.store import ReadOnlyStoreError
-
-    operational = (CorruptIndexError, ReadOnlyStoreError, OSError, ImportError, MemoryError)
     config = explorer.explorer_config
     if overwrite and out.exists():
         out.unlink()
@@ -280,6 +295,10 @@ def _run_locked(
             _rewrite(out, fresh)
         done = {r["instance_id"] for r in fresh}
     report = RunReport(out, resumed=len(done), retried=retried, rerun=rerun)
+    if tasks is not None:
+        _run_parallel(explorer, records, repos_dir, out, done, snapshots, keep_going, tasks, progress, report)
+        return report
+    stop_on = () if keep_going else _operational_errors()
     with ResultsWriter(out) as writer:
         for record in tqdm(records, desc=explorer.name, unit="instance", disable=not progress):
             if record.instance_id in done:
@@ -290,38 +309,248 @@ def _run_locked(
                 logger.warning("%s: no snapshot under %s; skipped", record.instance_id, repos_dir)
                 continue
             commit = check_snapshot(record, snapshot)
-            t0 = time.perf_counter()
             try:
-                regions = explorer.explore(snapshot, record.query, snapshot.name)
-                outcome, error = OUTCOME_SUCCESS, None
-            except Exception as exc:  # one instance's failure is recorded, the run goes on
-                if isinstance(exc, operational) and not keep_going:
-                    raise RunAbortedError(record.instance_id, exc) from exc
-                regions, outcome, error = [], OUTCOME_ERROR, exc
+                row, seconds = _explore_one(
+                    explorer, record, snapshot, snapshot.name, str(snapshot), commit, config, stop_on
+                )
+            except stop_on as exc:
+                raise RunAbortedError(record.instance_id, exc) from exc
+            if row["outcome"] != OUTCOME_SUCCESS:
                 report.failed += 1
-                logger.error("%s: %s: %s", record.instance_id, type(exc).__name__, exc)
-            seconds = time.perf_counter() - t0
-            metrics = None
-            if outcome == OUTCOME_SUCCESS:
-                counts = file_line_counts(record.ground_truth, snapshot)
-                metrics = evaluate_instance(regions, record.ground_truth, counts)
-            row = make_row(
-                record.instance_id,
-                explorer.name,
-                regions,
-                metrics,
-                outcome=outcome,
-                error=error,
-                repo_revision=commit,
-                explorer_config=config,
-            )
-            row["snapshot"] = str(snapshot)
-            row["seconds"] = round(seconds, 4)
-            row["query_sha256"] = query_sha256(record.query)
+                logger.error("%s: %s", record.instance_id, row["error"])
             writer.write(row)
             report.written += 1
             report.seconds.append(seconds)
     return report
+
+
+def _operational_errors() -> tuple[type[BaseException], ...]:
+    """The errors that stop a run unless ``keep_going`` (see :func:`run_explorer`)."""
+    from swe_explore.indexes.files import CorruptIndexError
+    from swe_explore.indexes.store import ReadOnlyStoreError
+
+    return (CorruptIndexError, ReadOnlyStoreError, OSError, ImportError, MemoryError)
+
+
+def _explore_one(
+    explorer: Explorer,
+    record: BenchRecord,
+    snapshot: Path,
+    snapshot_name: str,
+    snapshot_label: str,
+    commit: str | None,
+    config: Mapping[str, Any],
+    stop_on: tuple[type[BaseException], ...],
+) -> tuple[dict[str, Any], float]:
+    """Explore one instance and score it: its result row and explore seconds.
+
+    :param explorer: the explorer.
+    :param record: the instance.
+    :param snapshot: its snapshot directory, as this process reads it.
+    :param snapshot_name: the snapshot's name in the store (the directory's name where the run found it).
+    :param snapshot_label: the snapshot directory written to the row (where the run found it).
+    :param commit: the snapshot's known commit (:func:`~evaluation.bench.check_snapshot`).
+    :param config: the explorer config written to the row.
+    :param stop_on: the explorer's exceptions that stop the run (:func:`_operational_errors`, or none with
+        ``keep_going``); any other exception of the explorer gives an ``ERROR`` row.
+    :return: ``(row, seconds)``.
+    :raises Exception: an exception of ``stop_on`` raised by the explorer, for the caller to stop the run.
+    """
+    t0 = time.perf_counter()
+    try:
+        regions = explorer.explore(snapshot, record.query, snapshot_name)
+    except Exception as exc:  # one instance's failure is recorded, the run goes on
+        if isinstance(exc, stop_on):
+            raise
+        return _error_row(explorer, record, exc, snapshot_label, commit, config, time.perf_counter() - t0)
+    seconds = time.perf_counter() - t0
+    counts = file_line_counts(record.ground_truth, snapshot)
+    metrics = evaluate_instance(regions, record.ground_truth, counts)
+    row = make_row(
+        record.instance_id,
+        explorer.name,
+        regions,
+        metrics,
+        outcome=OUTCOME_SUCCESS,
+        error=None,
+        repo_revision=commit,
+        explorer_config=config,
+    )
+    return _finish_row(row, record, snapshot_label, seconds), seconds
+
+
+def _error_row(
+    explorer: Explorer,
+    record: BenchRecord,
+    exc: BaseException,
+    snapshot_label: str,
+    commit: str | None,
+    config: Mapping[str, Any],
+    seconds: float,
+) -> tuple[dict[str, Any], float]:
+    """The ``ERROR`` row of an instance whose explorer raised ``exc`` (empty regions, scored 0)."""
+    row = make_row(
+        record.instance_id,
+        explorer.name,
+        [],
+        None,
+        outcome=OUTCOME_ERROR,
+        error=exc,
+        repo_revision=commit,
+        explorer_config=config,
+    )
+    return _finish_row(row, record, snapshot_label, seconds), seconds
+
+
+def _finish_row(row: dict[str, Any], record: BenchRecord, snapshot_label: str, seconds: float) -> dict[str, Any]:
+    """Add the runner's fields to a row: ``snapshot``, ``seconds`` and ``query_sha256``."""
+    row["snapshot"] = snapshot_label
+    row["seconds"] = round(seconds, 4)
+    row["query_sha256"] = query_sha256(record.query)
+    return row
+
+
+@dataclass(frozen=True)
+class GroupItem:
+    """One instance of a parallel run's task, as it is pickled to the worker.
+
+    :param record: the bench record.
+    :param snapshot: its snapshot directory made absolute (a worker may run in another directory).
+    :param snapshot_name: the snapshot's name in the store.
+    :param snapshot_label: the snapshot directory as the run found it (written to the row).
+    :param commit: the snapshot's known commit, if any.
+    """
+
+    record: BenchRecord
+    snapshot: str
+    snapshot_name: str
+    snapshot_label: str
+    commit: str | None
+
+
+@dataclass
+class GroupResult:
+    """What a task of a parallel run sends back.
+
+    :param rows: ``(row, explore seconds)`` per instance explored, in the task's order.
+    :param abort: ``(instance_id, "<type>: <message>")`` of an operational error that stopped the task (without
+        ``keep_going``); the instances after it got no row.
+    """
+
+    rows: list[tuple[dict[str, Any], float]] = field(default_factory=list)
+    abort: tuple[str, str] | None = None
+
+
+def explore_group(
+    explorer: Explorer, items: Sequence[GroupItem], config: Mapping[str, Any], keep_going: bool
+) -> GroupResult:
+    """Explore the instances of one snapshot, in order (a task of a parallel :func:`run_explorer`).
+
+    :param explorer: the worker's copy of the explorer (its loaded index is reused between the instances).
+    :param items: the instances.
+    :param config: the explorer config written to the rows (computed once, by the caller).
+    :param keep_going: record operational errors as ``ERROR`` rows instead of stopping the task.
+    :return: the rows, and the operational error of the explorer that stopped the task, if any (the explorer's
+        other exceptions are ERROR rows; an error outside the explorer, e.g. while scoring, propagates as in a
+        sequential run).
+    """
+    result = GroupResult()
+    stop_on = () if keep_going else _operational_errors()
+    for item in items:
+        try:
+            row, seconds = _explore_one(
+                explorer,
+                item.record,
+                Path(item.snapshot),
+                item.snapshot_name,
+                item.snapshot_label,
+                item.commit,
+                config,
+                stop_on,
+            )
+        except stop_on as exc:  # sent back as text: not every exception pickles
+            result.abort = (item.record.instance_id, f"{type(exc).__name__}: {exc}")
+            break
+        result.rows.append((row, seconds))
+    return result
+
+
+def _run_parallel(
+    explorer: Explorer,
+    records: Sequence[BenchRecord],
+    repos_dir: Path,
+    out: Path,
+    done: set[str],
+    snapshots: Mapping[str, Path | None],
+    keep_going: bool,
+    tasks: TaskMap,
+    progress: bool,
+    report: RunReport,
+) -> None:
+    """The parallel branch of :func:`run_explorer`: one task per snapshot, rows appended as tasks finish, then
+    ``out`` put in bench order."""
+    groups: dict[Path, list[GroupItem]] = {}
+    for record in records:
+        if record.instance_id in done:
+            continue
+        snapshot = snapshots[record.instance_id]
+        if snapshot is None:
+            report.missing.append(record.instance_id)
+            logger.warning("%s: no snapshot under %s; skipped", record.instance_id, repos_dir)
+            continue
+        commit = check_snapshot(record, snapshot)
+        item = GroupItem(record, str(snapshot.absolute()), snapshot.name, str(snapshot), commit)
+        groups.setdefault(snapshot.absolute(), []).append(item)
+    config = explorer.explorer_config
+    arguments = [(explorer, items, config, keep_going) for items in groups.values()]
+    seconds: dict[str, float] = {}
+    abort: tuple[str, str] | None = None
+    bar = tqdm(total=sum(map(len, groups.values())), desc=explorer.name, unit="instance", disable=not progress)
+    try:
+        results = iter(tasks(explore_group, arguments)) if arguments else iter(())
+        try:
+            with ResultsWriter(out) as writer:
+                for result in results:
+                    for row, explore_seconds in result.rows:
+                        if row["outcome"] != OUTCOME_SUCCESS:
+                            report.failed += 1
+                            logger.error("%s: %s", row["instance_id"], row["error"])
+                        writer.write(row)
+                        report.written += 1
+                        seconds[row["instance_id"]] = explore_seconds
+                    bar.update(len(result.rows))
+                    if result.abort is not None:
+                        abort = result.abort
+                        break
+        finally:  # stopped or not: cancels the tasks not started yet
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()
+    finally:
+        bar.close()
+        report.seconds = [seconds[r.instance_id] for r in records if r.instance_id in seconds]
+        if out.exists():
+            sort_rows(out, [r.instance_id for r in records])
+    if abort is not None:
+        raise RunAbortedError(*abort)
+
+
+def sort_rows(path: Path, order: Sequence[str]) -> bool:
+    """Put a result file's rows in the order of ``order`` (instance ids), atomically; other rows go after, in file
+    order. A last row cut off by a kill is dropped.
+
+    :param path: the result file.
+    :param order: instance ids, e.g. the bench's.
+    :return: whether the file was rewritten (``False``: it was in that order already).
+    :raises ValueError: on an invalid row (see :func:`~evaluation.results.read_rows`).
+    """
+    rows = read_rows(path, drop_partial_last=True)
+    position = {instance_id: i for i, instance_id in enumerate(order)}
+    ordered = sorted(rows, key=lambda row: position.get(row["instance_id"], len(position)))
+    if ordered == rows and path.read_bytes().endswith(b"\n"):
+        return False
+    _rewrite(path, ordered)
+    return True
 
 
 def _stale_reason(

@@ -24,7 +24,7 @@ import os
 import socket
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -172,28 +172,58 @@ def index_many(
     :raises ValueError: for an unknown backend.
     :raises ImportError: if ``dask`` is asked for but not installed, with the pip command.
     """
-    from joblib import Parallel, delayed, parallel_config
+    arguments = task_arguments(snapshots, store, job)
+    wrap = progress or (lambda it, total: it)
+    return list(wrap(run_tasks(index_one, arguments, n_jobs, backend, scheduler), len(arguments)))
+
+
+def run_tasks(
+    function: Callable[..., Any],
+    arguments: Sequence[tuple[Any, ...]],
+    n_jobs: int = 1,
+    backend: str = "loky",
+    scheduler: str | None = None,
+) -> Iterator[Any]:
+    """Run ``function(*args)`` for every tuple of ``arguments`` with joblib or on a Dask cluster, yielding the
+    results as the tasks finish (what :func:`index_many` and the parallel ``run_baselines.py`` use).
+
+    ``function`` must be importable by name in the workers (a module-level function); its arguments and result are
+    pickled. Closing the iterator early cancels the tasks not yet started (and closes a Dask client it opened).
+
+    :param function: the task.
+    :param arguments: one argument tuple per task.
+    :param n_jobs: parallel workers (joblib semantics: ``-1`` = all cores); ignored for ``sequential``.
+    :param backend: a :data:`BATCH_BACKENDS` name; ``sequential`` or ``n_jobs == 1`` (except ``dask``) runs the
+        tasks here, one after the other, in order.
+    :param scheduler: Dask scheduler address (``tcp://host:8786``); ``None`` with ``dask`` starts a local cluster.
+    :return: an iterator over the results, in completion order.
+    :raises ValueError: for an unknown backend.
+    :raises ImportError: if ``dask`` is asked for but not installed, with the pip command.
+    """
+    from joblib import Parallel, delayed
 
     if backend not in BATCH_BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; valid: {', '.join(BATCH_BACKENDS)}")
-    arguments = task_arguments(snapshots, store, job)
-    tasks = [delayed(index_one)(*args) for args in arguments]
-    wrap = progress or (lambda it, total: it)
     if backend == "sequential" or (n_jobs == 1 and backend != "dask"):
-        return list(wrap((index_one(*args) for args in arguments), len(arguments)))
+        return (function(*args) for args in arguments)
+    tasks = [delayed(function)(*args) for args in arguments]
     if backend == "dask":
-        client = _dask_client(scheduler, n_jobs)
-        try:
-            with parallel_config(backend="dask"):
-                results = Parallel(return_as="generator_unordered")(tasks)
-                return list(wrap(results, len(tasks)))
-        finally:
-            client.close()
-            cluster = getattr(client, "_local_cluster", None)
-            if cluster is not None:
-                cluster.close()
-    parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
-    return list(wrap(parallel(tasks), len(tasks)))
+        return _on_dask(tasks, _dask_client(scheduler, n_jobs))
+    return iter(Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")(tasks))
+
+
+def _on_dask(tasks: list[Any], client: Any) -> Iterator[Any]:
+    """The results of joblib tasks run on a Dask client, in completion order; the client is closed at the end."""
+    from joblib import Parallel, parallel_config
+
+    try:
+        with parallel_config(backend="dask"):
+            yield from Parallel(return_as="generator_unordered")(tasks)
+    finally:
+        client.close()
+        cluster = getattr(client, "_local_cluster", None)
+        if cluster is not None:
+            cluster.close()
 
 
 def _dask_client(scheduler: str | None, n_jobs: int) -> Any:

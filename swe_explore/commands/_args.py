@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -122,6 +122,34 @@ def add_paper_rows_argument(parser: argparse.ArgumentParser) -> None:
         help="also print the paper's main-table rows (measured on all 848 instances, labelled so) for the metrics "
         "they share (default FILE: docs/paper-main-table.csv of the source checkout)",
     )
+
+
+def add_parallel_arguments(parser: argparse.ArgumentParser, backends: Sequence[str], task: str) -> None:
+    """Add ``--jobs N``, ``--backend NAME`` and ``--scheduler ADDRESS`` (joblib workers or a Dask cluster).
+
+    :param parser: the script's parser.
+    :param backends: the ``--backend`` choices, the first the default.
+    :param task: what one task does, for the help (e.g. ``"one snapshot"``).
+    """
+    parser.add_argument(
+        "--jobs", "-j", type=int, default=1, help=f"parallel workers, one task per {task} (-1: all cores)"
+    )
+    parser.add_argument(
+        "--backend", default=backends[0], choices=list(backends), help="joblib backend (default: %(default)s)"
+    )
+    parser.add_argument("--scheduler", default=None, help="Dask scheduler address, with --backend dask")
+
+
+def check_parallel_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse ``--jobs 0`` (or below -1) and ``--scheduler`` without ``--backend dask`` (usage errors, exit 2).
+
+    :param parser: the script's parser.
+    :param args: parsed arguments (from :func:`add_parallel_arguments`).
+    """
+    if args.jobs == 0 or args.jobs < -1:
+        parser.error(f"--jobs must be >= 1 or -1 (all cores), got {args.jobs}")
+    if args.scheduler and args.backend != "dask":
+        parser.error("--scheduler needs --backend dask")
 
 
 def add_chunker_arguments(parser: argparse.ArgumentParser) -> None:

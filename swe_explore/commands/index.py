@@ -41,7 +41,13 @@ from typing import Any
 from tqdm import tqdm
 
 from swe_explore import MINI_REPOS
-from swe_explore.commands._args import die, refuse_overwriting_inputs, refuse_writing_into
+from swe_explore.commands._args import (
+    add_parallel_arguments,
+    check_parallel_args,
+    die,
+    refuse_overwriting_inputs,
+    refuse_writing_into,
+)
 from swe_explore.commands.explorer_args import add_explorer_arguments, chunker_options_from_args
 from swe_explore.evaluation.bench import bench_snapshots, load_bench
 from swe_explore.explore.config import EMBEDDING_RETRIEVERS
@@ -55,10 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     args.out = args.store
-    if args.jobs == 0 or args.jobs < -1:
-        parser.error(f"--jobs must be >= 1 or -1 (all cores), got {args.jobs}")
-    if args.scheduler and args.backend != "dask":
-        parser.error("--scheduler needs --backend dask")
+    check_parallel_args(parser, args)
     if not args.repos.is_dir():
         die(parser, f"--repos {args.repos} is not a directory")
     refuse_overwriting_inputs(parser, [("--out", args.out)], [("--repos", args.repos), ("--bench", args.bench)])
@@ -93,9 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repos", type=Path, default=MINI_REPOS, help="directory of snapshots")
     parser.add_argument("--bench", type=Path, default=None, help="only the snapshots this bench JSONL names")
-    parser.add_argument("--jobs", "-j", type=int, default=1, help="parallel workers (-1: all cores)")
-    parser.add_argument("--backend", default="loky", choices=BATCH_BACKENDS, help="joblib backend (default: loky)")
-    parser.add_argument("--scheduler", default=None, help="Dask scheduler address, with --backend dask")
+    add_parallel_arguments(parser, BATCH_BACKENDS, "snapshot")
     parser.add_argument(
         "--quiet", action="store_true", help="no progress bar, no 'indexes: STORE (N built, M current)' line"
     )

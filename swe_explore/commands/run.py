@@ -4,6 +4,7 @@ Usage::
 
     python scripts/run_baselines.py [--bench FILE] [--repos DIR] [--out FILE] [--retriever NAME]
         [--chunker NAME [--max-lines N ...]] [--k 5] [--budget 500] [--model PATH] [--store DIR]
+        [--jobs N] [--backend loky|dask] [--scheduler ADDRESS]
 
 With no arguments it runs BM25 over function chunks on the mini bench that ships with the project
 (``swe_explore/data/mini``), offline, in seconds. ``--repos DIR`` holds one snapshot per ``instance_id``. Missing
@@ -15,6 +16,11 @@ Prints the mean of the 17 metrics at the end (the table ``evaluate.py`` prints),
 indexes are (``indexes: STORE (N built, M current)``, snapshots loaded in this run; not with ``--quiet``). An
 operational error (a corrupt index, a read-only store, a full disk) stops the run with exit status 1 unless
 ``--keep-going``.
+
+``--jobs N`` runs the instances in N worker processes (joblib), ``--backend dask [--scheduler ADDRESS]`` on a Dask
+cluster (as ``index_repos.py`` does; without an address, a local cluster of N workers): one task per snapshot, the
+rows merged into the one ``--out`` in bench order. The rows are those of ``--jobs 1`` except ``seconds``
+(:func:`~swe_explore.evaluation.runner.run_explorer` says how a killed parallel run resumes).
 """
 
 from __future__ import annotations
@@ -23,10 +29,13 @@ import argparse
 import logging
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 from swe_explore.commands._args import (
     add_bench_arguments,
+    add_parallel_arguments,
+    check_parallel_args,
     die,
     load_bench_args,
     refuse_overwriting_inputs,
@@ -42,7 +51,13 @@ from swe_explore.evaluation.results import (
     read_rows,
     summarize,
 )
-from swe_explore.evaluation.runner import ConcurrentRunError, ConfigMismatchError, RunAbortedError, run_explorer
+from swe_explore.evaluation.runner import (
+    ConcurrentRunError,
+    ConfigMismatchError,
+    RunAbortedError,
+    TaskMap,
+    run_explorer,
+)
 from swe_explore.indexes.store import config_key
 from swe_explore.retrievers.potion import ModelUnavailableError
 
@@ -52,7 +67,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    check_parallel_args(parser, args)
     records = load_bench_args(parser, args, limit=args.limit)
+    tasks = _tasks(args)
+    if tasks is not None:  # a Dask worker may run in another directory
+        args.store = args.store.absolute()
     try:
         explorer = explorer_from_args(args)
     except ModelUnavailableError:  # no model: an operational failure, exit status 1 (commands._errors)
@@ -77,12 +96,17 @@ def main(argv: list[str] | None = None) -> int:
             progress=not args.quiet,
             shared_snapshots=args.shared_snapshots,
             keep_going=args.keep_going,
+            tasks=tasks,
         )
     except RunAbortedError as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 1
     except (ConfigMismatchError, ConcurrentRunError, IsADirectoryError, ValueError) as exc:
         die(parser, str(exc))
+    except (ImportError, OSError, TimeoutError) as exc:  # missing dask extra, unreachable scheduler
+        if tasks is None or (isinstance(exc, OSError) and exc.filename is not None):  # exit 1 (commands._errors)
+            raise
+        die(parser, f"{args.backend} backend: {type(exc).__name__}: {exc}")
     if len(report.missing) == len(records):
         die(
             parser,
@@ -110,10 +134,25 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table({explorer.name: summary["metrics"]}, metrics=METRIC_NAMES))
     store_use = getattr(explorer, "store_use", None)
     if store_use is not None and not args.quiet:
-        print(store_use.line(), file=sys.stderr)
+        # With --jobs > 1 the workers' copies of the explorer build and load, so the client counted nothing.
+        line = store_use.line() if tasks is None else f"indexes: {store_use.store} (built or checked in the workers)"
+        print(line, file=sys.stderr)
     for problem in coverage.problems():
         print(f"warning: {problem}", file=sys.stderr)
     return 1 if report.failed else 0
+
+
+#: ``--backend`` choices: worker processes (joblib's loky) or a Dask cluster; threads would share one explorer.
+RUN_BACKENDS = ("loky", "dask")
+
+
+def _tasks(args: argparse.Namespace) -> TaskMap | None:
+    """How the flags run the tasks of the snapshots (``None``: ``--jobs 1``, in this process)."""
+    if args.jobs == 1 and args.backend != "dask":
+        return None
+    from swe_explore.indexes.batch import run_tasks
+
+    return partial(run_tasks, n_jobs=args.jobs, backend=args.backend, scheduler=args.scheduler)
 
 
 def _refuse_foreign_rows(parser: argparse.ArgumentParser, out: Path, bench: Path) -> None:
@@ -151,6 +190,7 @@ def _parser() -> argparse.ArgumentParser:
         help="record an operational error (corrupt index, read-only store, full disk) as an ERROR row and go on "
         "(default: stop the run, exit status 1)",
     )
+    add_parallel_arguments(parser, RUN_BACKENDS, "snapshot (its instances)")
     add_explorer_arguments(parser)
     return parser
 
