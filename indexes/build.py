@@ -268,6 +268,7 @@ def ensure_index(
     rebuild: bool = False,
     snapshot_name: str | None = None,
     reuse: bool = False,
+    graph: bool = False,
 ) -> BuildReport:
     """Make sure the snapshot's chunk table and each retriever's index exist and are current; build what is not.
 
@@ -304,6 +305,11 @@ def ensure_index(
     :param reuse: take each file's chunks and each chunk's term counts and vectors from ``<store>/_cache`` when
         stored there, and store the new ones (``rebuild`` still reuses them: they are keyed by content, config and
         code, and checked).
+    :param graph: also make sure the symbol graph of the chunk table is current (``<chunker dir>/graph``, as
+        :func:`indexes.graph_store.ensure_graph_once` keeps it; built under the same lock from the walked files
+        and chunks this call already holds, timed as ``graph``, listed as ``"graph"`` in ``built`` or
+        ``reused``); with ``reuse``, each chunk's identifiers come from the cache
+        (:func:`indexes.reuse.graph_names_reusing`).
     :return: what was built or reused, with counts and timings (seconds per step: ``walk``, ``chunk`` or
         ``texts`` (cutting chunk texts from the files), ``term_counts`` and ``vectors`` (shared features), then
         per retriever name its own build plus save).
@@ -323,6 +329,10 @@ def ensure_index(
         run.cache = ContentCache(Path(store), run.scratch)
     try:
         missing = _first_not_current(run, chunker, retrievers)
+        if missing is None and graph:
+            missing = _graph_not_current(run)
+            if missing is not None:
+                run.report.reused = []  # listed again by the steps below
         if missing is None:
             return run.report
         try:
@@ -332,8 +342,10 @@ def ensure_index(
                 run.report.counts = dict(manifest["counts"])
                 run.report.skipped = _walk_skipped(manifest)
                 plain, composite = _plan_retrievers(cdir, retrievers)
-                _build_missing(run, plain, table, fresh)
+                fresh = _build_missing(run, plain, table, fresh)
                 _link_composites(run, composite, table)
+                if graph:
+                    _ensure_graph_in_run(run, table, fresh)
         except ReadOnlyStoreError:
             if run.broken is not None:  # nobody can be rewriting a store that cannot be written: it is broken
                 raise run.broken from None
@@ -383,6 +395,7 @@ def _first_not_current(run: _Run, chunker: Chunker, retrievers: Sequence[Retriev
         if found is None:
             return needed
         table, manifest = found
+        run.table = table
         plain, composite = _plan_retrievers(run.cdir, retrievers)
         table_fp, n_chunks = table.fingerprint(), len(table.chunks)
         for needed, retriever in plain.items():
@@ -400,6 +413,49 @@ def _first_not_current(run: _Run, chunker: Chunker, retrievers: Sequence[Retriev
     run.report.counts = dict(manifest["counts"])
     run.report.skipped = _walk_skipped(manifest)
     return None
+
+
+def _graph_not_current(run: _Run) -> Path | None:
+    """The lock-free check of the graph (after :func:`_first_not_current` found everything else current): the
+    graph directory if its graph was not built from the current chunk table, else ``None`` (listed as reused).
+
+    :param run: the call's shared state (``run.table`` set).
+    :return: the graph directory, or ``None``.
+    """
+    from swe_explore.indexes.graph_store import GRAPH_DIR, stored_fingerprint
+
+    gdir = run.cdir / GRAPH_DIR
+    if run.table is None or stored_fingerprint(gdir) != run.table.fingerprint():
+        return gdir
+    run.report.reused.append("graph")
+    return None
+
+
+def _ensure_graph_in_run(run: _Run, table: ChunkTable, fresh: list[Chunk] | None) -> None:
+    """Step 5: build and save the symbol graph unless the stored one was built from this chunk table; from the
+    walked files and the chunks with text of this call (no second walk).
+
+    :param run: the call's shared state.
+    :param table: the chunk table.
+    :param fresh: the chunks with text, if this call has them (else cut from the walked files).
+    """
+    from swe_explore.indexes.graph_store import GRAPH_DIR, stored_fingerprint, write_graph
+
+    gdir = run.cdir / GRAPH_DIR
+    if not run.rebuild and stored_fingerprint(gdir) == table.fingerprint():
+        run.report.reused.append("graph")
+        return
+    t0 = time.perf_counter()
+    files, _, _ = run.walk()
+    chunks = fresh if fresh is not None else chunks_with_text(table, files)
+    names = None
+    if run.cache is not None:
+        from swe_explore.indexes.reuse import graph_names_reusing
+
+        names = graph_names_reusing(chunks, run.cache)
+    write_graph(gdir, files, chunks, names)
+    run.report.built.append("graph")
+    run.report.seconds["graph"] = time.perf_counter() - t0
 
 
 def _walk_skipped(manifest: dict[str, Any]) -> dict[str, int]:
@@ -420,6 +476,7 @@ class _Run:
     :param walked: what :meth:`walk` returned, once it ran.
     :param scratch_dir: the temporary directory of cache writes, once made (:meth:`scratch`).
     :param broken: a broken file the lock-free check met (:func:`_first_not_current`), if any.
+    :param table: the current chunk table the lock-free check found, if it found one.
     """
 
     snapshot_dir: Path
@@ -431,6 +488,7 @@ class _Run:
     walked: tuple[list[SourceFile], Any, str] | None = None
     scratch_dir: Path | None = None
     broken: CorruptIndexError | None = None
+    table: ChunkTable | None = None
     _digests: dict[str, str] | None = None
 
     def scratch(self) -> Path:
@@ -590,13 +648,16 @@ def _plan_retrievers(
     return plain, composite
 
 
-def _build_missing(run: _Run, plain: dict[Path, Retriever], table: ChunkTable, fresh: list[Chunk] | None) -> None:
+def _build_missing(
+    run: _Run, plain: dict[Path, Retriever], table: ChunkTable, fresh: list[Chunk] | None
+) -> list[Chunk] | None:
     """Step 3: build the plain retrievers whose index is missing or stale, together, and save each.
 
     :param run: the call's shared state.
     :param plain: directory -> retriever (:func:`_plan_retrievers`).
     :param table: the chunk table.
     :param fresh: the chunks with text if this call chunked, else ``None`` (texts are cut from the files).
+    :return: the chunks with text, if this call has them now (``fresh``, or cut from the files here), else ``None``.
     :raises CorruptIndexError: naming the file, if a saved index is broken (and ``rebuild`` is not set).
     """
     table_fp, n_chunks = table.fingerprint(), len(table.chunks)
@@ -608,7 +669,7 @@ def _build_missing(run: _Run, plain: dict[Path, Retriever], table: ChunkTable, f
         else:
             todo.append((rdir, retriever, expect))
     if not todo:
-        return
+        return fresh
     if fresh is None:  # the table was found current: built from these very files (same fingerprint)
         files, _, _ = run.walk()
         t0 = time.perf_counter()
@@ -623,6 +684,7 @@ def _build_missing(run: _Run, plain: dict[Path, Retriever], table: ChunkTable, f
     for key, value in build_seconds.items():
         if ":" not in key:  # a shared feature
             _add_seconds(run.report, key, value)
+    return fresh
 
 
 def _link_composites(run: _Run, composite: dict[Path, Retriever], table: ChunkTable) -> None:

@@ -12,7 +12,8 @@ Layout under the store root::
                                          <pack id>.pack   entries: payload, then its 32-byte SHA-256, back to back
                                          <pack id>.idx    the pack's sorted keys, offsets and lengths, and a SHA-256
 
-``<kind>`` is ``chunks``, ``term_counts`` or ``vectors``; the config is everything besides the file that
+``<kind>`` is ``chunks``, ``term_counts``, ``vectors`` or ``graph_names`` (a chunk's identifiers and member
+names, :func:`indexes.graph_build.chunk_names`); the config is everything besides the file that
 determines the value (chunker config; tokenizer config and fields; model fingerprint, ``max_length`` and
 fields) plus :func:`software_fingerprint` (the toolkit's own chunking and retriever source and the versions of
 the libraries that shape the values), so a code or library change never reuses an old value. An entry's key is
@@ -70,7 +71,7 @@ __all__ = [
 #: Name of the cache directory under the store root.
 CACHE_DIR = "_cache"
 #: The kinds of entries, in the order reports list them.
-CACHE_KINDS = ("chunks", "term_counts", "vectors")
+CACHE_KINDS = ("chunks", "term_counts", "vectors", "graph_names")
 #: Distributions whose versions enter :func:`software_fingerprint` (those installed; a missing one counts as "").
 _LIBRARIES = ("numpy", "scipy", "scikit-learn", "tokenizers", "model2vec", "tree-sitter")
 #: First bytes of an index file, and its version.

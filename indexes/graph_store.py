@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from swe_explore.chunking.registry import Chunker
+from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.walk import WalkConfig
 from swe_explore.indexes.build import building_lock, chunk_dir_for
 from swe_explore.indexes.files import MANIFEST, CorruptIndexError, read_json
 from swe_explore.indexes.graph import GRAPH_JSON, CorruptGraphError, SymbolGraph
-from swe_explore.indexes.graph_build import build_graph
+from swe_explore.indexes.graph_build import ChunkNames, build_graph
 from swe_explore.indexes.store import ChunkTable, ReadOnlyStoreError
 
-__all__ = ["GRAPH_DIR", "ensure_graph_once", "graph_dir_for", "open_graph"]
+__all__ = ["GRAPH_DIR", "ensure_graph_once", "graph_dir_for", "open_graph", "stored_fingerprint", "write_graph"]
 
 GRAPH_DIR = "graph"
 
@@ -36,7 +38,12 @@ def graph_dir_for(store: Path, snapshot: str, chunker: Any, walk_config: Any) ->
     return chunk_dir_for(store, snapshot, chunker, walk_config) / GRAPH_DIR
 
 
-def _stored_fingerprint(directory: Path) -> str | None:
+def stored_fingerprint(directory: Path) -> str | None:
+    """The chunk table fingerprint a stored graph records, or ``None`` (no graph, unreadable ``graph.json``).
+
+    :param directory: the graph directory.
+    :return: 64 hex digits, or ``None``.
+    """
     try:
         value = json.loads((directory / GRAPH_JSON).read_text(encoding="utf-8")).get("fingerprint")
     except (OSError, ValueError, AttributeError):
@@ -71,7 +78,7 @@ def _ensure_graph(
     from swe_explore.chunking.walk import WalkConfig, walk_snapshot
     from swe_explore.indexes.build import chunk_dir_for, chunks_with_text
     from swe_explore.indexes.files import MANIFEST, read_json
-    from swe_explore.indexes.store import ChunkTable, atomic_directory
+    from swe_explore.indexes.store import ChunkTable
 
     walk_config = walk_config or WalkConfig()
     cdir = chunk_dir_for(store, snapshot_name or Path(snapshot_dir).name, chunker, walk_config)
@@ -80,13 +87,29 @@ def _ensure_graph(
     manifest = read_json(cdir / MANIFEST)
     table = ChunkTable.load(cdir, manifest["counts"]["chunks"], manifest.get("files"))
     gdir = cdir / GRAPH_DIR
-    if not rebuild and _stored_fingerprint(gdir) == table.fingerprint():
+    if not rebuild and stored_fingerprint(gdir) == table.fingerprint():
         return False
     files, _ = walk_snapshot(snapshot_dir, walk_config)
-    graph = build_graph(files, chunks_with_text(table, files))
-    with atomic_directory(gdir) as tmp:
-        graph.save(tmp)
+    write_graph(gdir, files, chunks_with_text(table, files))
     return True
+
+
+def write_graph(
+    directory: Path, files: Sequence[SourceFile], chunks: Sequence[Chunk], names: Sequence[ChunkNames] | None = None
+) -> None:
+    """Build the graph of the files and chunks (:func:`~indexes.graph_build.build_graph`) and write it to its
+    directory atomically; the caller holds the index's lock.
+
+    :param directory: the graph directory (``<chunker dir>/graph``).
+    :param files: the snapshot's walked files.
+    :param chunks: the chunk table's chunks, with text.
+    :param names: each chunk's :func:`~indexes.graph_build.chunk_names`, if known.
+    """
+    from swe_explore.indexes.store import atomic_directory
+
+    graph = build_graph(files, chunks, names=names)
+    with atomic_directory(directory) as tmp:
+        graph.save(tmp)
 
 
 def open_graph(
