@@ -51,7 +51,7 @@ from typing import Any
 from swe_explore.chunking.registry import Chunker, chunk_files
 from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.walk import WalkConfig, walk_snapshot
-from swe_explore.indexes.cache import ContentCache, file_digest
+from swe_explore.indexes.cache import TWIN_KIND, CacheNamespace, ContentCache, file_digest
 from swe_explore.indexes.files import (
     FORMAT_VERSION,
     MANIFEST,
@@ -446,6 +446,10 @@ def _ensure_graph_in_run(run: _Run, table: ChunkTable, fresh: list[Chunk] | None
         run.report.reused.append("graph")
         return
     t0 = time.perf_counter()
+    if run.twin is not None and _copy_graph_from_twin(run.twin / GRAPH_DIR, gdir, table):
+        run.report.built.append("graph")
+        run.report.seconds["graph"] = time.perf_counter() - t0
+        return
     files, _, _ = run.walk()
     chunks = fresh if fresh is not None else chunks_with_text(table, files)
     names = None
@@ -456,6 +460,30 @@ def _ensure_graph_in_run(run: _Run, table: ChunkTable, fresh: list[Chunk] | None
     write_graph(gdir, files, chunks, names)
     run.report.built.append("graph")
     run.report.seconds["graph"] = time.perf_counter() - t0
+
+
+def _copy_graph_from_twin(source: Path, gdir: Path, table: ChunkTable) -> bool:
+    """Save the graph by copying the twin's (:func:`_copy_table_from_twin`) when it was built from the same chunk
+    table and its files load (:meth:`~indexes.graph.SymbolGraph.load` checks them).
+
+    :param source: the twin's graph directory.
+    :param gdir: the graph directory to write.
+    :param table: the chunk table.
+    :return: whether it was copied.
+    """
+    from swe_explore.indexes.graph import CorruptGraphError, SymbolGraph
+    from swe_explore.indexes.graph_store import stored_fingerprint
+
+    if stored_fingerprint(source) != table.fingerprint():
+        return False
+    try:
+        SymbolGraph.load(source)
+    except (CorruptGraphError, CorruptIndexError, OSError, ValueError):
+        return False
+    with atomic_directory(gdir) as tmp:
+        for path in sorted(source.iterdir()):
+            shutil.copyfile(path, tmp / path.name)
+    return True
 
 
 def _walk_skipped(manifest: dict[str, Any]) -> dict[str, int]:
@@ -477,6 +505,7 @@ class _Run:
     :param scratch_dir: the temporary directory of cache writes, once made (:meth:`scratch`).
     :param broken: a broken file the lock-free check met (:func:`_first_not_current`), if any.
     :param table: the current chunk table the lock-free check found, if it found one.
+    :param twin: the chunker directory of a snapshot of identical content the table was copied from, if any.
     """
 
     snapshot_dir: Path
@@ -489,6 +518,7 @@ class _Run:
     scratch_dir: Path | None = None
     broken: CorruptIndexError | None = None
     table: ChunkTable | None = None
+    twin: Path | None = None
     _digests: dict[str, str] | None = None
 
     def scratch(self) -> Path:
@@ -525,7 +555,9 @@ class _Run:
             if self.scratch_dir is not None:
                 shutil.rmtree(self.scratch_dir, ignore_errors=True)
             if self.cache is not None:
-                self.report.cache = {kind: stats.to_dict() for kind, stats in self.cache.stats.items()}
+                self.report.cache = {
+                    kind: stats.to_dict() for kind, stats in self.cache.stats.items() if kind != TWIN_KIND
+                }
 
     def walk(self) -> tuple[list[SourceFile], Any, str]:
         """The snapshot's files, walk statistics and content fingerprint (walked on first use, timed as ``walk``).
@@ -584,7 +616,134 @@ def _load_or_build_table(run: _Run, chunker: Chunker) -> tuple[ChunkTable, dict[
     if found is not None:
         run.report.reused.append("chunks")
         return found[0], found[1], None
-    return _build_table(run, chunker, _chunk_expectations(chunker, run.walk_config))
+    expect = _chunk_expectations(chunker, run.walk_config)
+    if run.cache is not None:
+        copied = _copy_table_from_twin(run, expect)
+        if copied is not None:
+            return copied[0], copied[1], None
+    return _build_table(run, chunker, expect)
+
+
+def _twin_namespace(run: _Run) -> CacheNamespace:
+    """The cache entries that say where a chunk table of this chunker directory's config was built, by snapshot
+    fingerprint (keyed by the toolkit's code too, :func:`~indexes.cache.software_fingerprint`)."""
+    assert run.cache is not None
+    return run.cache.namespace(TWIN_KIND, {"chunk_dir": run.cdir.name})
+
+
+def _register_twin(run: _Run, manifest: dict[str, Any]) -> None:
+    """Record in the cache that this chunker directory holds the table of this snapshot content (its path in
+    the store and the table files' records, which :func:`_find_twin` compares)."""
+    if run.cache is None:
+        return
+    _, _, fingerprint = run.walk()
+    entry = {"dir": run.cdir.relative_to(run.cdir.parent.parent).as_posix(), "files": manifest["files"]}
+    _twin_namespace(run).put(fingerprint, json.dumps(entry, sort_keys=True).encode())
+
+
+def _find_twin(run: _Run, expect: dict[str, Any]) -> tuple[Path, dict[str, Any]] | None:
+    """Another snapshot's chunker directory in the store built from the same content, under the same config, by
+    this code (:func:`_register_twin`): its manifest must be current for this config and still record the
+    fingerprint and the table files the cache entry names.
+
+    :param run: the call's shared state.
+    :param expect: the chunker directory's manifest expectations (:func:`_chunk_expectations`).
+    :return: ``(its chunker directory, its manifest)``, or ``None``.
+    """
+    _, _, fingerprint = run.walk()
+    payload = _twin_namespace(run).get(fingerprint)
+    if payload is None:
+        return None
+    try:
+        entry = json.loads(payload)
+        twin = run.cdir.parent.parent / entry["dir"]
+        if twin == run.cdir or not (twin / MANIFEST).is_file():
+            return None
+        manifest = check_manifest(twin / MANIFEST, expect)
+    except (ValueError, KeyError, TypeError, StaleIndexError, CorruptIndexError):
+        return None
+    if manifest.get("snapshot", {}).get("fingerprint") != fingerprint or manifest.get("files") != entry["files"]:
+        return None
+    return twin, manifest
+
+
+def _copy_table_from_twin(run: _Run, expect: dict[str, Any]) -> tuple[ChunkTable, dict[str, Any]] | None:
+    """Step 1 with reuse, when another snapshot of identical content is in the store (:func:`_find_twin`): its
+    chunk table files are copied (checked against its manifest first) and the manifest written as
+    :func:`_build_table` writes it (this snapshot's name, path, walk statistics and seconds; the twin's chunking
+    statistics, which depend on the content only). ``run.twin`` is set, so the retrievers and the graph are
+    copied from it too when current there. The files are the ones a build would write.
+
+    :param run: the call's shared state.
+    :param expect: the chunker directory's manifest expectations.
+    :return: ``(table, manifest)``, or ``None`` (no twin, or its table is broken).
+    """
+    files, walk_stats, fingerprint = run.walk()
+    t0 = time.perf_counter()
+    found = _find_twin(run, expect)
+    if found is None:
+        return None
+    twin, twin_manifest = found
+    try:
+        table = ChunkTable.load(twin, twin_manifest["counts"]["chunks"], twin_manifest.get("files"))
+    except (CorruptIndexError, KeyError, TypeError):
+        return None
+    if table.file_lines != {f.path: len(f.lines) for f in files}:
+        return None
+    run.report.seconds["chunk"] = time.perf_counter() - t0
+    manifest = expect | {
+        "toolkit_version": toolkit_version(),
+        "created_at": now_iso(),
+        "snapshot": {"name": run.report.snapshot, "path": str(run.snapshot_dir.resolve()), "fingerprint": fingerprint},
+        "counts": dict(twin_manifest["counts"]),
+        "stats": {"walk": _jsonable(walk_stats), "chunking": twin_manifest.get("stats", {}).get("chunking")},
+        "seconds": {k: round(v, 4) for k, v in run.report.seconds.items()},
+    }
+    with atomic_directory(run.cdir) as tmp:
+        for name in CHUNK_FILES:
+            shutil.copyfile(twin / name, tmp / name)
+        manifest["files"] = file_records(tmp, CHUNK_FILES)
+        write_json(tmp / MANIFEST, manifest)
+    run.twin = twin
+    run.report.built.append("chunks")
+    _register_twin(run, manifest)
+    return table, manifest
+
+
+def _copy_retriever_from_twin(run: _Run, rdir: Path, retriever: Retriever, expect: dict[str, Any]) -> bool:
+    """Save a retriever by copying the twin's directory of it (:func:`_copy_table_from_twin`) when that one is
+    current for the same chunk table and intact; its manifest is written as :func:`_write_retriever_dir` writes it.
+
+    :param run: the call's shared state.
+    :param rdir: the retriever directory to write.
+    :param retriever: an unbuilt retriever with the wanted config.
+    :param expect: its manifest expectations.
+    :return: whether it was copied.
+    """
+    if run.twin is None:
+        return False
+    source = run.twin / rdir.relative_to(run.cdir)
+    try:
+        if not _is_current(source, retriever, expect, False):
+            return False
+    except CorruptIndexError:
+        return False
+    t0 = time.perf_counter()
+    with atomic_directory(rdir) as tmp:
+        shutil.copytree(source / "data", tmp / "data", copy_function=shutil.copyfile)
+        write_json(
+            tmp / MANIFEST,
+            expect
+            | {
+                "toolkit_version": toolkit_version(),
+                "created_at": now_iso(),
+                "meta_sha256": file_sha256(tmp / "data" / META_FILE),
+                "seconds": {"build": 0.0},
+            },
+        )
+    _add_seconds(run.report, retriever.name, time.perf_counter() - t0)
+    run.report.built.append(retriever.name)
+    return True
 
 
 def _build_table(run: _Run, chunker: Chunker, expect: dict[str, Any]) -> tuple[ChunkTable, dict[str, Any], list[Chunk]]:
@@ -624,6 +783,7 @@ def _build_table(run: _Run, chunker: Chunker, expect: dict[str, Any]) -> tuple[C
         manifest["files"] = file_records(tmp, CHUNK_FILES)
         write_json(tmp / MANIFEST, manifest)
     run.report.built.append("chunks")
+    _register_twin(run, manifest)
     return table, manifest, chunks
 
 
@@ -668,6 +828,7 @@ def _build_missing(
             run.report.reused.append(retriever.name)
         else:
             todo.append((rdir, retriever, expect))
+    todo = [item for item in todo if not _copy_retriever_from_twin(run, *item)]
     if not todo:
         return fresh
     if fresh is None:  # the table was found current: built from these very files (same fingerprint)

@@ -363,7 +363,7 @@ def _decode_names(payload: bytes) -> ChunkNames | None:
     """The names of an :func:`_encode_names` payload, or ``None`` if it is malformed (members not among the
     identifiers, not ASCII)."""
     head, sep, tail = payload.partition(b"\xff")
-    if not sep or not payload.isascii():
+    if not sep or not (head.isascii() and tail.isascii()):
         return None
     identifiers = frozenset(head.decode().split("\0")) if head else frozenset()
     members = frozenset(tail.decode().split("\0")) if tail else frozenset()
