@@ -33,7 +33,12 @@ permission) then gives :class:`~indexes.store.ReadOnlyStoreError` naming the ind
 
 Reuse (``reuse=True``): the chunks, term counts and vectors of every file already processed under the same
 configuration, in any snapshot, are taken from the store's content-addressed cache (:mod:`indexes.cache`,
-:mod:`indexes.reuse`) and the index is assembled from them, byte-identical to one built without it.
+:mod:`indexes.reuse`) and the index is assembled from them, byte-identical to one built without it; with
+``graph=True`` so are each chunk's identifiers for the symbol graph (only the cross-file linking runs per
+snapshot). A snapshot whose content (fingerprint) is already indexed in the store under the same config and code
+(a ``snapshots`` cache entry names that chunker directory) is not assembled but copied: its chunk table,
+retriever directories and graph, each checked first, then manifests naming this snapshot
+(:func:`indexes.twin.copy_table_from_twin`). Measured figures: ``docs/benchmarks.md`` ("Index speed").
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ from typing import Any
 from swe_explore.chunking.registry import Chunker, chunk_files
 from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.walk import WalkConfig, walk_snapshot
-from swe_explore.indexes.cache import TWIN_KIND, CacheNamespace, ContentCache, file_digest
+from swe_explore.indexes.cache import TWIN_KIND, ContentCache, file_digest
 from swe_explore.indexes.files import (
     FORMAT_VERSION,
     MANIFEST,
@@ -327,10 +332,12 @@ def ensure_index(
     run = _Run(snapshot_dir, walk_config, cdir, rebuild, BuildReport(name, cdir))
     if reuse:
         run.cache = ContentCache(Path(store), run.scratch)
+    from swe_explore.indexes.graph_store import ensure_graph_in_run, graph_not_current
+
     try:
         missing = _first_not_current(run, chunker, retrievers)
         if missing is None and graph:
-            missing = _graph_not_current(run)
+            missing = graph_not_current(run)
             if missing is not None:
                 run.report.reused = []  # listed again by the steps below
         if missing is None:
@@ -345,7 +352,7 @@ def ensure_index(
                 fresh = _build_missing(run, plain, table, fresh)
                 _link_composites(run, composite, table)
                 if graph:
-                    _ensure_graph_in_run(run, table, fresh)
+                    ensure_graph_in_run(run, table, fresh)
         except ReadOnlyStoreError:
             if run.broken is not None:  # nobody can be rewriting a store that cannot be written: it is broken
                 raise run.broken from None
@@ -413,77 +420,6 @@ def _first_not_current(run: _Run, chunker: Chunker, retrievers: Sequence[Retriev
     run.report.counts = dict(manifest["counts"])
     run.report.skipped = _walk_skipped(manifest)
     return None
-
-
-def _graph_not_current(run: _Run) -> Path | None:
-    """The lock-free check of the graph (after :func:`_first_not_current` found everything else current): the
-    graph directory if its graph was not built from the current chunk table, else ``None`` (listed as reused).
-
-    :param run: the call's shared state (``run.table`` set).
-    :return: the graph directory, or ``None``.
-    """
-    from swe_explore.indexes.graph_store import GRAPH_DIR, stored_fingerprint
-
-    gdir = run.cdir / GRAPH_DIR
-    if run.table is None or stored_fingerprint(gdir) != run.table.fingerprint():
-        return gdir
-    run.report.reused.append("graph")
-    return None
-
-
-def _ensure_graph_in_run(run: _Run, table: ChunkTable, fresh: list[Chunk] | None) -> None:
-    """Step 5: build and save the symbol graph unless the stored one was built from this chunk table; from the
-    walked files and the chunks with text of this call (no second walk).
-
-    :param run: the call's shared state.
-    :param table: the chunk table.
-    :param fresh: the chunks with text, if this call has them (else cut from the walked files).
-    """
-    from swe_explore.indexes.graph_store import GRAPH_DIR, stored_fingerprint, write_graph
-
-    gdir = run.cdir / GRAPH_DIR
-    if not run.rebuild and stored_fingerprint(gdir) == table.fingerprint():
-        run.report.reused.append("graph")
-        return
-    t0 = time.perf_counter()
-    if run.twin is not None and _copy_graph_from_twin(run.twin / GRAPH_DIR, gdir, table):
-        run.report.built.append("graph")
-        run.report.seconds["graph"] = time.perf_counter() - t0
-        return
-    files, _, _ = run.walk()
-    chunks = fresh if fresh is not None else chunks_with_text(table, files)
-    names = None
-    if run.cache is not None:
-        from swe_explore.indexes.reuse import graph_names_reusing
-
-        names = graph_names_reusing(chunks, run.cache)
-    write_graph(gdir, files, chunks, names)
-    run.report.built.append("graph")
-    run.report.seconds["graph"] = time.perf_counter() - t0
-
-
-def _copy_graph_from_twin(source: Path, gdir: Path, table: ChunkTable) -> bool:
-    """Save the graph by copying the twin's (:func:`_copy_table_from_twin`) when it was built from the same chunk
-    table and its files load (:meth:`~indexes.graph.SymbolGraph.load` checks them).
-
-    :param source: the twin's graph directory.
-    :param gdir: the graph directory to write.
-    :param table: the chunk table.
-    :return: whether it was copied.
-    """
-    from swe_explore.indexes.graph import CorruptGraphError, SymbolGraph
-    from swe_explore.indexes.graph_store import stored_fingerprint
-
-    if stored_fingerprint(source) != table.fingerprint():
-        return False
-    try:
-        SymbolGraph.load(source)
-    except (CorruptGraphError, CorruptIndexError, OSError, ValueError):
-        return False
-    with atomic_directory(gdir) as tmp:
-        for path in sorted(source.iterdir()):
-            shutil.copyfile(path, tmp / path.name)
-    return True
 
 
 def _walk_skipped(manifest: dict[str, Any]) -> dict[str, int]:
@@ -618,132 +554,12 @@ def _load_or_build_table(run: _Run, chunker: Chunker) -> tuple[ChunkTable, dict[
         return found[0], found[1], None
     expect = _chunk_expectations(chunker, run.walk_config)
     if run.cache is not None:
-        copied = _copy_table_from_twin(run, expect)
+        from swe_explore.indexes.twin import copy_table_from_twin
+
+        copied = copy_table_from_twin(run, expect)
         if copied is not None:
             return copied[0], copied[1], None
     return _build_table(run, chunker, expect)
-
-
-def _twin_namespace(run: _Run) -> CacheNamespace:
-    """The cache entries that say where a chunk table of this chunker directory's config was built, by snapshot
-    fingerprint (keyed by the toolkit's code too, :func:`~indexes.cache.software_fingerprint`)."""
-    assert run.cache is not None
-    return run.cache.namespace(TWIN_KIND, {"chunk_dir": run.cdir.name})
-
-
-def _register_twin(run: _Run, manifest: dict[str, Any]) -> None:
-    """Record in the cache that this chunker directory holds the table of this snapshot content (its path in
-    the store and the table files' records, which :func:`_find_twin` compares)."""
-    if run.cache is None:
-        return
-    _, _, fingerprint = run.walk()
-    entry = {"dir": run.cdir.relative_to(run.cdir.parent.parent).as_posix(), "files": manifest["files"]}
-    _twin_namespace(run).put(fingerprint, json.dumps(entry, sort_keys=True).encode())
-
-
-def _find_twin(run: _Run, expect: dict[str, Any]) -> tuple[Path, dict[str, Any]] | None:
-    """Another snapshot's chunker directory in the store built from the same content, under the same config, by
-    this code (:func:`_register_twin`): its manifest must be current for this config and still record the
-    fingerprint and the table files the cache entry names.
-
-    :param run: the call's shared state.
-    :param expect: the chunker directory's manifest expectations (:func:`_chunk_expectations`).
-    :return: ``(its chunker directory, its manifest)``, or ``None``.
-    """
-    _, _, fingerprint = run.walk()
-    payload = _twin_namespace(run).get(fingerprint)
-    if payload is None:
-        return None
-    try:
-        entry = json.loads(payload)
-        twin = run.cdir.parent.parent / entry["dir"]
-        if twin == run.cdir or not (twin / MANIFEST).is_file():
-            return None
-        manifest = check_manifest(twin / MANIFEST, expect)
-    except (ValueError, KeyError, TypeError, StaleIndexError, CorruptIndexError):
-        return None
-    if manifest.get("snapshot", {}).get("fingerprint") != fingerprint or manifest.get("files") != entry["files"]:
-        return None
-    return twin, manifest
-
-
-def _copy_table_from_twin(run: _Run, expect: dict[str, Any]) -> tuple[ChunkTable, dict[str, Any]] | None:
-    """Step 1 with reuse, when another snapshot of identical content is in the store (:func:`_find_twin`): its
-    chunk table files are copied (checked against its manifest first) and the manifest written as
-    :func:`_build_table` writes it (this snapshot's name, path, walk statistics and seconds; the twin's chunking
-    statistics, which depend on the content only). ``run.twin`` is set, so the retrievers and the graph are
-    copied from it too when current there. The files are the ones a build would write.
-
-    :param run: the call's shared state.
-    :param expect: the chunker directory's manifest expectations.
-    :return: ``(table, manifest)``, or ``None`` (no twin, or its table is broken).
-    """
-    files, walk_stats, fingerprint = run.walk()
-    t0 = time.perf_counter()
-    found = _find_twin(run, expect)
-    if found is None:
-        return None
-    twin, twin_manifest = found
-    try:
-        table = ChunkTable.load(twin, twin_manifest["counts"]["chunks"], twin_manifest.get("files"))
-    except (CorruptIndexError, KeyError, TypeError):
-        return None
-    if table.file_lines != {f.path: len(f.lines) for f in files}:
-        return None
-    run.report.seconds["chunk"] = time.perf_counter() - t0
-    manifest = expect | {
-        "toolkit_version": toolkit_version(),
-        "created_at": now_iso(),
-        "snapshot": {"name": run.report.snapshot, "path": str(run.snapshot_dir.resolve()), "fingerprint": fingerprint},
-        "counts": dict(twin_manifest["counts"]),
-        "stats": {"walk": _jsonable(walk_stats), "chunking": twin_manifest.get("stats", {}).get("chunking")},
-        "seconds": {k: round(v, 4) for k, v in run.report.seconds.items()},
-    }
-    with atomic_directory(run.cdir) as tmp:
-        for name in CHUNK_FILES:
-            shutil.copyfile(twin / name, tmp / name)
-        manifest["files"] = file_records(tmp, CHUNK_FILES)
-        write_json(tmp / MANIFEST, manifest)
-    run.twin = twin
-    run.report.built.append("chunks")
-    _register_twin(run, manifest)
-    return table, manifest
-
-
-def _copy_retriever_from_twin(run: _Run, rdir: Path, retriever: Retriever, expect: dict[str, Any]) -> bool:
-    """Save a retriever by copying the twin's directory of it (:func:`_copy_table_from_twin`) when that one is
-    current for the same chunk table and intact; its manifest is written as :func:`_write_retriever_dir` writes it.
-
-    :param run: the call's shared state.
-    :param rdir: the retriever directory to write.
-    :param retriever: an unbuilt retriever with the wanted config.
-    :param expect: its manifest expectations.
-    :return: whether it was copied.
-    """
-    if run.twin is None:
-        return False
-    source = run.twin / rdir.relative_to(run.cdir)
-    try:
-        if not _is_current(source, retriever, expect, False):
-            return False
-    except CorruptIndexError:
-        return False
-    t0 = time.perf_counter()
-    with atomic_directory(rdir) as tmp:
-        shutil.copytree(source / "data", tmp / "data", copy_function=shutil.copyfile)
-        write_json(
-            tmp / MANIFEST,
-            expect
-            | {
-                "toolkit_version": toolkit_version(),
-                "created_at": now_iso(),
-                "meta_sha256": file_sha256(tmp / "data" / META_FILE),
-                "seconds": {"build": 0.0},
-            },
-        )
-    _add_seconds(run.report, retriever.name, time.perf_counter() - t0)
-    run.report.built.append(retriever.name)
-    return True
 
 
 def _build_table(run: _Run, chunker: Chunker, expect: dict[str, Any]) -> tuple[ChunkTable, dict[str, Any], list[Chunk]]:
@@ -783,7 +599,10 @@ def _build_table(run: _Run, chunker: Chunker, expect: dict[str, Any]) -> tuple[C
         manifest["files"] = file_records(tmp, CHUNK_FILES)
         write_json(tmp / MANIFEST, manifest)
     run.report.built.append("chunks")
-    _register_twin(run, manifest)
+    if run.cache is not None:
+        from swe_explore.indexes.twin import register_twin
+
+        register_twin(run, manifest)
     return table, manifest, chunks
 
 
@@ -828,7 +647,10 @@ def _build_missing(
             run.report.reused.append(retriever.name)
         else:
             todo.append((rdir, retriever, expect))
-    todo = [item for item in todo if not _copy_retriever_from_twin(run, *item)]
+    if run.twin is not None:
+        from swe_explore.indexes.twin import copy_retriever_from_twin
+
+        todo = [item for item in todo if not copy_retriever_from_twin(run, *item)]
     if not todo:
         return fresh
     if fresh is None:  # the table was found current: built from these very files (same fingerprint)

@@ -30,9 +30,9 @@ def _write_snapshot(root: Path, a_text: str) -> Path:
     return root
 
 
-def _build(snapshot: Path, store: Path, reuse: bool, **kwargs: object) -> BuildReport:
+def _build(snapshot: Path, store: Path, reuse: bool, rebuild: bool = False) -> BuildReport:
     retrievers = [make_retriever("bm25"), make_retriever("tfidf")]
-    return ensure_index(snapshot, store, make_chunker("function"), retrievers, reuse=reuse, graph=True, **kwargs)  # type: ignore[arg-type]
+    return ensure_index(snapshot, store, make_chunker("function"), retrievers, reuse=reuse, graph=True, rebuild=rebuild)
 
 
 def _index_files(tree: dict[str, bytes]) -> dict[str, bytes]:
