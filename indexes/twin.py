@@ -94,8 +94,9 @@ def copy_table_from_twin(run: _Run, expect: dict[str, Any]) -> tuple[ChunkTable,
     """The chunk table step with reuse, when another snapshot of identical content is in the store
     (:func:`_find_twin`): its chunk table files are copied (checked against its manifest first) and the manifest
     written as :func:`indexes.build.ensure_index` writes it (this snapshot's name, path, walk statistics and
-    seconds; the twin's chunking statistics, which depend on the content only). ``run.twin`` is set, so the retrievers and the graph are
-    copied from it too when current there. The files are the ones a build would write.
+    seconds; the twin's chunking statistics, which depend on the content only). ``run.twin`` is set, so the
+    retrievers and the graph are copied from it too when current there. The files are the ones a build would
+    write.
 
     :param run: the call's shared state.
     :param expect: the chunker directory's manifest expectations.
