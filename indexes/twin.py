@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swe_explore.indexes.build import _add_seconds, _is_current, _jsonable
+from swe_explore.indexes.build import _add_seconds, _check_retriever_dir, _is_current, _jsonable
 from swe_explore.indexes.cache import TWIN_KIND, CacheNamespace
 from swe_explore.indexes.files import (
     MANIFEST,
@@ -29,6 +29,7 @@ from swe_explore.indexes.files import (
     StaleIndexError,
     file_records,
     file_sha256,
+    read_json,
     write_json,
 )
 from swe_explore.indexes.store import (
@@ -123,11 +124,16 @@ def copy_table_from_twin(run: _Run, expect: dict[str, Any]) -> tuple[ChunkTable,
         "stats": {"walk": _jsonable(walk_stats), "chunking": twin_manifest.get("stats", {}).get("chunking")},
         "seconds": {k: round(v, 4) for k, v in run.report.seconds.items()},
     }
-    with atomic_directory(run.cdir) as tmp:
-        for name in CHUNK_FILES:
-            shutil.copyfile(twin / name, tmp / name)
-        manifest["files"] = file_records(tmp, CHUNK_FILES)
-        write_json(tmp / MANIFEST, manifest)
+    try:
+        with atomic_directory(run.cdir) as tmp:
+            for name in CHUNK_FILES:
+                shutil.copyfile(twin / name, tmp / name)
+            manifest["files"] = file_records(tmp, CHUNK_FILES)
+            if manifest["files"] != twin_manifest["files"]:  # the twin was replaced while it was copied
+                raise CorruptIndexError(twin / MANIFEST, "changed while it was copied")
+            write_json(tmp / MANIFEST, manifest)
+    except CorruptIndexError:
+        return None
     run.twin = twin
     run.report.built.append("chunks")
     register_twin(run, manifest)
@@ -154,18 +160,27 @@ def copy_retriever_from_twin(run: _Run, rdir: Path, retriever: Retriever, expect
     except CorruptIndexError:
         return False
     t0 = time.perf_counter()
-    with atomic_directory(rdir) as tmp:
-        shutil.copytree(source / "data", tmp / "data", copy_function=shutil.copyfile)
-        write_json(
-            tmp / MANIFEST,
-            expect
-            | {
-                "toolkit_version": toolkit_version(),
-                "created_at": now_iso(),
-                "meta_sha256": file_sha256(tmp / "data" / META_FILE),
-                "seconds": {"build": 0.0},
-            },
-        )
+    try:
+        with atomic_directory(rdir) as tmp:
+            shutil.copytree(source / "data", tmp / "data", copy_function=shutil.copyfile)
+            _check_retriever_dir(tmp, retriever, read_json(source / MANIFEST))  # the copy is what was checked
+            _write_manifest(tmp, expect)
+    except (CorruptIndexError, OSError):
+        return False
     _add_seconds(run.report, retriever.name, time.perf_counter() - t0)
     run.report.built.append(retriever.name)
     return True
+
+
+def _write_manifest(tmp: Path, expect: dict[str, Any]) -> None:
+    """A copied retriever directory's manifest: ``expect`` plus version, time, ``retriever.json``'s hash."""
+    write_json(
+        tmp / MANIFEST,
+        expect
+        | {
+            "toolkit_version": toolkit_version(),
+            "created_at": now_iso(),
+            "meta_sha256": file_sha256(tmp / "data" / META_FILE),
+            "seconds": {"build": 0.0},
+        },
+    )
