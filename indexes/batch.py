@@ -32,7 +32,6 @@ from typing import Any
 from swe_explore.chunking.registry import make_chunker
 from swe_explore.chunking.walk import WalkConfig
 from swe_explore.indexes.build import ensure_index
-from swe_explore.indexes.graph_store import ensure_graph_once
 from swe_explore.retrievers.registry import make_retriever
 
 #: Joblib backends offered by the scripts; ``dask`` needs ``pip install 'swe-explore-baselines[dask]'``.
@@ -50,7 +49,7 @@ class IndexJob:
     :param rebuild: rebuild even up-to-date or corrupt indexes.
     :param reuse: take what each file contributes from the store's content-addressed cache
         (:func:`~indexes.build.ensure_index`'s ``reuse``).
-    :param graph: also build the symbol graph next to the chunk table (:func:`~indexes.graph_store.ensure_graph_once`,
+    :param graph: also build the symbol graph next to the chunk table (:func:`~indexes.build.ensure_index`'s ``graph``,
         under the index's lock like the rest; what the learned explorer reads).
     """
 
@@ -100,14 +99,9 @@ def index_one(snapshot: str, store: str, job: IndexJob) -> dict[str, Any]:
         chunker = make_chunker(job.chunker, **job.chunker_options)
         retrievers = [make_retriever(n, **opts) for n, opts in job.retrievers]
         walk = WalkConfig(**job.walk) if job.walk else WalkConfig()
-        report = ensure_index(Path(snapshot), Path(store), chunker, retrievers, walk, job.rebuild, reuse=job.reuse)
-        if job.graph:
-            t1 = time.perf_counter()
-            if ensure_graph_once(Path(snapshot), Path(store), chunker, walk, job.rebuild):
-                report.built.append("graph")
-                report.seconds["graph"] = time.perf_counter() - t1
-            else:
-                report.reused.append("graph")
+        report = ensure_index(
+            Path(snapshot), Path(store), chunker, retrievers, walk, job.rebuild, reuse=job.reuse, graph=job.graph
+        )
     except Exception as exc:  # recorded in the run report; the batch goes on
         return {
             "snapshot": name,

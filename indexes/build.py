@@ -33,7 +33,12 @@ permission) then gives :class:`~indexes.store.ReadOnlyStoreError` naming the ind
 
 Reuse (``reuse=True``): the chunks, term counts and vectors of every file already processed under the same
 configuration, in any snapshot, are taken from the store's content-addressed cache (:mod:`indexes.cache`,
-:mod:`indexes.reuse`) and the index is assembled from them, byte-identical to one built without it.
+:mod:`indexes.reuse`) and the index is assembled from them, byte-identical to one built without it; with
+``graph=True`` so are each chunk's identifiers for the symbol graph (only the cross-file linking runs per
+snapshot). A snapshot whose content (fingerprint) is already indexed in the store under the same config and code
+(a ``snapshots`` cache entry names that chunker directory) is not assembled but copied: its chunk table,
+retriever directories and graph, each checked first, then manifests naming this snapshot
+(:func:`indexes.twin.copy_table_from_twin`). Measured figures: ``docs/benchmarks.md`` ("Index speed").
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ from typing import Any
 from swe_explore.chunking.registry import Chunker, chunk_files
 from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.walk import WalkConfig, walk_snapshot
-from swe_explore.indexes.cache import ContentCache, file_digest
+from swe_explore.indexes.cache import TWIN_KIND, ContentCache, file_digest
 from swe_explore.indexes.files import (
     FORMAT_VERSION,
     MANIFEST,
@@ -268,6 +273,7 @@ def ensure_index(
     rebuild: bool = False,
     snapshot_name: str | None = None,
     reuse: bool = False,
+    graph: bool = False,
 ) -> BuildReport:
     """Make sure the snapshot's chunk table and each retriever's index exist and are current; build what is not.
 
@@ -304,6 +310,11 @@ def ensure_index(
     :param reuse: take each file's chunks and each chunk's term counts and vectors from ``<store>/_cache`` when
         stored there, and store the new ones (``rebuild`` still reuses them: they are keyed by content, config and
         code, and checked).
+    :param graph: also make sure the symbol graph of the chunk table is current (``<chunker dir>/graph``, as
+        :func:`indexes.graph_store.ensure_graph_once` keeps it; built under the same lock from the walked files
+        and chunks this call already holds, timed as ``graph``, listed as ``"graph"`` in ``built`` or
+        ``reused``); with ``reuse``, each chunk's identifiers come from the cache
+        (:func:`indexes.reuse.graph_names_reusing`).
     :return: what was built or reused, with counts and timings (seconds per step: ``walk``, ``chunk`` or
         ``texts`` (cutting chunk texts from the files), ``term_counts`` and ``vectors`` (shared features), then
         per retriever name its own build plus save).
@@ -321,8 +332,14 @@ def ensure_index(
     run = _Run(snapshot_dir, walk_config, cdir, rebuild, BuildReport(name, cdir))
     if reuse:
         run.cache = ContentCache(Path(store), run.scratch)
+    from swe_explore.indexes.graph_store import ensure_graph_in_run, graph_not_current
+
     try:
         missing = _first_not_current(run, chunker, retrievers)
+        if missing is None and graph:
+            missing = graph_not_current(run)
+            if missing is not None:
+                run.report.reused = []  # listed again by the steps below
         if missing is None:
             return run.report
         try:
@@ -332,8 +349,10 @@ def ensure_index(
                 run.report.counts = dict(manifest["counts"])
                 run.report.skipped = _walk_skipped(manifest)
                 plain, composite = _plan_retrievers(cdir, retrievers)
-                _build_missing(run, plain, table, fresh)
+                fresh = _build_missing(run, plain, table, fresh)
                 _link_composites(run, composite, table)
+                if graph:
+                    ensure_graph_in_run(run, table, fresh)
         except ReadOnlyStoreError:
             if run.broken is not None:  # nobody can be rewriting a store that cannot be written: it is broken
                 raise run.broken from None
@@ -383,6 +402,7 @@ def _first_not_current(run: _Run, chunker: Chunker, retrievers: Sequence[Retriev
         if found is None:
             return needed
         table, manifest = found
+        run.table = table
         plain, composite = _plan_retrievers(run.cdir, retrievers)
         table_fp, n_chunks = table.fingerprint(), len(table.chunks)
         for needed, retriever in plain.items():
@@ -420,6 +440,8 @@ class _Run:
     :param walked: what :meth:`walk` returned, once it ran.
     :param scratch_dir: the temporary directory of cache writes, once made (:meth:`scratch`).
     :param broken: a broken file the lock-free check met (:func:`_first_not_current`), if any.
+    :param table: the current chunk table the lock-free check found, if it found one.
+    :param twin: the chunker directory of a snapshot of identical content the table was copied from, if any.
     """
 
     snapshot_dir: Path
@@ -431,6 +453,8 @@ class _Run:
     walked: tuple[list[SourceFile], Any, str] | None = None
     scratch_dir: Path | None = None
     broken: CorruptIndexError | None = None
+    table: ChunkTable | None = None
+    twin: Path | None = None
     _digests: dict[str, str] | None = None
 
     def scratch(self) -> Path:
@@ -467,7 +491,9 @@ class _Run:
             if self.scratch_dir is not None:
                 shutil.rmtree(self.scratch_dir, ignore_errors=True)
             if self.cache is not None:
-                self.report.cache = {kind: stats.to_dict() for kind, stats in self.cache.stats.items()}
+                self.report.cache = {
+                    kind: stats.to_dict() for kind, stats in self.cache.stats.items() if kind != TWIN_KIND
+                }
 
     def walk(self) -> tuple[list[SourceFile], Any, str]:
         """The snapshot's files, walk statistics and content fingerprint (walked on first use, timed as ``walk``).
@@ -526,7 +552,14 @@ def _load_or_build_table(run: _Run, chunker: Chunker) -> tuple[ChunkTable, dict[
     if found is not None:
         run.report.reused.append("chunks")
         return found[0], found[1], None
-    return _build_table(run, chunker, _chunk_expectations(chunker, run.walk_config))
+    expect = _chunk_expectations(chunker, run.walk_config)
+    if run.cache is not None:
+        from swe_explore.indexes.twin import copy_table_from_twin
+
+        copied = copy_table_from_twin(run, expect)
+        if copied is not None:
+            return copied[0], copied[1], None
+    return _build_table(run, chunker, expect)
 
 
 def _build_table(run: _Run, chunker: Chunker, expect: dict[str, Any]) -> tuple[ChunkTable, dict[str, Any], list[Chunk]]:
@@ -566,6 +599,10 @@ def _build_table(run: _Run, chunker: Chunker, expect: dict[str, Any]) -> tuple[C
         manifest["files"] = file_records(tmp, CHUNK_FILES)
         write_json(tmp / MANIFEST, manifest)
     run.report.built.append("chunks")
+    if run.cache is not None:
+        from swe_explore.indexes.twin import register_twin
+
+        register_twin(run, manifest)
     return table, manifest, chunks
 
 
@@ -590,13 +627,16 @@ def _plan_retrievers(
     return plain, composite
 
 
-def _build_missing(run: _Run, plain: dict[Path, Retriever], table: ChunkTable, fresh: list[Chunk] | None) -> None:
+def _build_missing(
+    run: _Run, plain: dict[Path, Retriever], table: ChunkTable, fresh: list[Chunk] | None
+) -> list[Chunk] | None:
     """Step 3: build the plain retrievers whose index is missing or stale, together, and save each.
 
     :param run: the call's shared state.
     :param plain: directory -> retriever (:func:`_plan_retrievers`).
     :param table: the chunk table.
     :param fresh: the chunks with text if this call chunked, else ``None`` (texts are cut from the files).
+    :return: the chunks with text, if this call has them now (``fresh``, or cut from the files here), else ``None``.
     :raises CorruptIndexError: naming the file, if a saved index is broken (and ``rebuild`` is not set).
     """
     table_fp, n_chunks = table.fingerprint(), len(table.chunks)
@@ -607,8 +647,12 @@ def _build_missing(run: _Run, plain: dict[Path, Retriever], table: ChunkTable, f
             run.report.reused.append(retriever.name)
         else:
             todo.append((rdir, retriever, expect))
+    if run.twin is not None:
+        from swe_explore.indexes.twin import copy_retriever_from_twin
+
+        todo = [item for item in todo if not copy_retriever_from_twin(run, *item)]
     if not todo:
-        return
+        return fresh
     if fresh is None:  # the table was found current: built from these very files (same fingerprint)
         files, _, _ = run.walk()
         t0 = time.perf_counter()
@@ -623,6 +667,7 @@ def _build_missing(run: _Run, plain: dict[Path, Retriever], table: ChunkTable, f
     for key, value in build_seconds.items():
         if ":" not in key:  # a shared feature
             _add_seconds(run.report, key, value)
+    return fresh
 
 
 def _link_composites(run: _Run, composite: dict[Path, Retriever], table: ChunkTable) -> None:

@@ -12,7 +12,10 @@ Layout under the store root::
                                          <pack id>.pack   entries: payload, then its 32-byte SHA-256, back to back
                                          <pack id>.idx    the pack's sorted keys, offsets and lengths, and a SHA-256
 
-``<kind>`` is ``chunks``, ``term_counts`` or ``vectors``; the config is everything besides the file that
+``<kind>`` is ``chunks``, ``term_counts``, ``vectors`` or ``graph_names`` (a chunk's identifiers and member
+names, :func:`indexes.graph_build.chunk_names`) or ``snapshots`` (where in the store a chunk table of a snapshot
+content was built, keyed by the snapshot's fingerprint: :func:`indexes.build.ensure_index` copies such an index
+instead of assembling it); the config is everything besides the file that
 determines the value (chunker config; tokenizer config and fields; model fingerprint, ``max_length`` and
 fields) plus :func:`software_fingerprint` (the toolkit's own chunking and retriever source and the versions of
 the libraries that shape the values), so a code or library change never reuses an old value. An entry's key is
@@ -60,6 +63,7 @@ from swe_explore.chunking.types import SourceFile
 __all__ = [
     "CACHE_DIR",
     "CACHE_KINDS",
+    "TWIN_KIND",
     "CacheNamespace",
     "CacheStats",
     "ContentCache",
@@ -70,7 +74,10 @@ __all__ = [
 #: Name of the cache directory under the store root.
 CACHE_DIR = "_cache"
 #: The kinds of entries, in the order reports list them.
-CACHE_KINDS = ("chunks", "term_counts", "vectors")
+CACHE_KINDS = ("chunks", "term_counts", "vectors", "graph_names", "snapshots")
+#: The kind of the entries that locate a snapshot's chunk table in the store (not a piece: not in the reports'
+#: hit rates).
+TWIN_KIND = "snapshots"
 #: Distributions whose versions enter :func:`software_fingerprint` (those installed; a missing one counts as "").
 _LIBRARIES = ("numpy", "scipy", "scikit-learn", "tokenizers", "model2vec", "tree-sitter")
 #: First bytes of an index file, and its version.

@@ -59,6 +59,7 @@ import hashlib
 import posixpath
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -69,7 +70,15 @@ from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.indexes.graph import IDENTIFIER, Csr, SymbolGraph, chunks_fingerprint, name_of
 from swe_explore.indexes.graph_imports import ImportResolver
 
-__all__ = ["MAX_DEFINITION_SITES", "MIN_NAME_CHARS", "STOP_NAMES", "build_graph", "code_text"]
+__all__ = [
+    "MAX_DEFINITION_SITES",
+    "MIN_NAME_CHARS",
+    "STOP_NAMES",
+    "ChunkNames",
+    "build_graph",
+    "chunk_names",
+    "code_text",
+]
 
 #: Names with more definition sites than this are not linked (too ambiguous to resolve without types).
 MAX_DEFINITION_SITES = 8
@@ -333,21 +342,41 @@ def _linkable_names(
     return out
 
 
+#: What :func:`_reference_pairs` reads of one chunk's text: the identifiers of its code text (:func:`code_text`)
+#: and the names that follow a member access there (:func:`_member_pattern`); both empty for a chunk that has
+#: no outgoing references (language ``text``, no text).
+ChunkNames = tuple[frozenset[str], frozenset[str]]
+
+
+def chunk_names(chunk: Chunk) -> ChunkNames:
+    """The identifiers and member-access names of a chunk's code text (:data:`ChunkNames`).
+
+    They depend on the chunk's language and text only, so :mod:`indexes.reuse` stores them per chunk text.
+
+    :param chunk: the chunk, with text.
+    :return: ``(identifiers, member names)``.
+    """
+    if chunk.language == TEXT or not chunk.text:
+        return frozenset(), frozenset()
+    text = code_text(chunk.text, chunk.language)
+    return frozenset(IDENTIFIER.findall(text)), frozenset(_member_pattern(chunk.language).findall(text))
+
+
 def _chunk_references(
-    chunk: Chunk, used: set[str], text: str, links: _Linkable, linkable: set[str], seen: set[int]
+    chunk: Chunk, used: set[str], members: AbstractSet[str], links: _Linkable, linkable: set[str], seen: set[int]
 ) -> set[int]:
-    """The sites one chunk references: ``used`` are the linkable names in its code ``text`` (own names removed),
-    ``seen`` the files visible from its file (local preference, see the module docstring)."""
+    """The sites one chunk references: ``used`` are the linkable names in its code text (own names removed),
+    ``members`` the names following a member access there, ``seen`` the files visible from its file (local
+    preference, see the module docstring)."""
     targets: set[int] = set()
-    members: set[str] | None = None if chunk.language not in _IMPLICIT_RECEIVER_LANGUAGES else linkable
+    if chunk.language in _IMPLICIT_RECEIVER_LANGUAGES:
+        members = linkable
     for name in used:
         only = links.single.get(name)
         if only is not None:
             targets.add(only)
             continue
         candidates = links.several[name]
-        if members is None:
-            members = set(_member_pattern(chunk.language).findall(text))
         if name not in members:
             candidates = [t for t in candidates if not t[2]]
         local = [t for t, f, _ in candidates if f in seen]
@@ -361,22 +390,25 @@ def _reference_pairs(
     sites: _Sites,
     visible: list[set[int]],
     max_definition_sites: int,
+    names: Sequence[ChunkNames] | None,
 ) -> tuple[list[int], list[int]]:
-    """``references`` pairs: every code chunk -> the definition sites of the linkable names it uses."""
+    """``references`` pairs: every code chunk -> the definition sites of the linkable names it uses (``names``:
+    each chunk's :func:`chunk_names`, computed here when ``None``)."""
     links = _linkable_names(sites, chunks, chunk_file, max_definition_sites)
     linkable = links.names
+    if names is None:
+        names = [chunk_names(c) for c in chunks]
     own_names = [{name_of(s) for s in symbols_i} for symbols_i in sites.chunk_symbols]
     ref_src: list[int] = []
     ref_dst: list[int] = []
     for i, c in enumerate(chunks):
         if c.language == TEXT or not c.text:
             continue
-        text = code_text(c.text, c.language)
-        used = linkable.intersection(IDENTIFIER.findall(text))
+        used = linkable.intersection(names[i][0])
         if not used:
             continue
         used -= own_names[i]
-        targets = _chunk_references(c, used, text, links, linkable, visible[chunk_file[i]])
+        targets = _chunk_references(c, used, names[i][1], links, linkable, visible[chunk_file[i]])
         targets.discard(i)
         ref_src.extend([i] * len(targets))
         ref_dst.extend(targets)
@@ -384,7 +416,10 @@ def _reference_pairs(
 
 
 def build_graph(
-    files: Sequence[SourceFile], chunks: Sequence[Chunk], max_definition_sites: int = MAX_DEFINITION_SITES
+    files: Sequence[SourceFile],
+    chunks: Sequence[Chunk],
+    max_definition_sites: int = MAX_DEFINITION_SITES,
+    names: Sequence[ChunkNames] | None = None,
 ) -> SymbolGraph:
     """Build the symbol graph of one snapshot.
 
@@ -393,11 +428,15 @@ def build_graph(
     :param chunks: the files' chunks with text, from the ``function`` (or ``hybrid``) chunker
         (:func:`chunking.registry.chunk_files`); chunk ``i`` becomes node ``i``.
     :param max_definition_sites: names with more definition sites are not linked by ``references``.
+    :param names: each chunk's :func:`chunk_names`, if known (taken from the cache by
+        :func:`indexes.reuse.graph_names_reusing`); computed here when ``None``. The graph is the same either way.
     :return: the graph (edges as described in the module docstring).
-    :raises ValueError: if ``max_definition_sites < 1``.
+    :raises ValueError: if ``max_definition_sites < 1``, or ``names`` is not one entry per chunk.
     """
     if max_definition_sites < 1:
         raise ValueError(f"max_definition_sites must be >= 1, got {max_definition_sites}")
+    if names is not None and len(names) != len(chunks):
+        raise ValueError(f"names holds {len(names)} entries for {len(chunks)} chunks")
     paths = sorted({f.path for f in files} | {c.path for c in chunks})
     file_id = {p: j for j, p in enumerate(paths)}
     n_chunks = len(chunks)
@@ -410,7 +449,7 @@ def build_graph(
     imp_src = [n_chunks + fid for fid, targets in enumerate(imported) for _ in targets]
     imp_dst = [n_chunks + t for targets in imported for t in targets]
     visible = _visible_files(files, paths, file_id, imported)
-    ref_src, ref_dst = _reference_pairs(chunks, chunk_file, sites, visible, max_definition_sites)
+    ref_src, ref_dst = _reference_pairs(chunks, chunk_file, sites, visible, max_definition_sites, names)
 
     config = {
         "max_definition_sites": max_definition_sites,

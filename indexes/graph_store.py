@@ -8,18 +8,35 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
+import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swe_explore.chunking.registry import Chunker
+from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.walk import WalkConfig
-from swe_explore.indexes.build import building_lock, chunk_dir_for
+from swe_explore.indexes.build import building_lock, chunk_dir_for, chunks_with_text
 from swe_explore.indexes.files import MANIFEST, CorruptIndexError, read_json
 from swe_explore.indexes.graph import GRAPH_JSON, CorruptGraphError, SymbolGraph
-from swe_explore.indexes.graph_build import build_graph
-from swe_explore.indexes.store import ChunkTable, ReadOnlyStoreError
+from swe_explore.indexes.graph_build import ChunkNames, build_graph
+from swe_explore.indexes.store import ChunkTable, ReadOnlyStoreError, atomic_directory
 
-__all__ = ["GRAPH_DIR", "ensure_graph_once", "graph_dir_for", "open_graph"]
+if TYPE_CHECKING:
+    from swe_explore.indexes.build import _Run
+
+__all__ = [
+    "GRAPH_DIR",
+    "copy_graph_from_twin",
+    "ensure_graph_in_run",
+    "ensure_graph_once",
+    "graph_dir_for",
+    "graph_not_current",
+    "open_graph",
+    "stored_fingerprint",
+    "write_graph",
+]
 
 GRAPH_DIR = "graph"
 
@@ -36,7 +53,12 @@ def graph_dir_for(store: Path, snapshot: str, chunker: Any, walk_config: Any) ->
     return chunk_dir_for(store, snapshot, chunker, walk_config) / GRAPH_DIR
 
 
-def _stored_fingerprint(directory: Path) -> str | None:
+def stored_fingerprint(directory: Path) -> str | None:
+    """The chunk table fingerprint a stored graph records, or ``None`` (no graph, unreadable ``graph.json``).
+
+    :param directory: the graph directory.
+    :return: 64 hex digits, or ``None``.
+    """
     try:
         value = json.loads((directory / GRAPH_JSON).read_text(encoding="utf-8")).get("fingerprint")
     except (OSError, ValueError, AttributeError):
@@ -71,7 +93,7 @@ def _ensure_graph(
     from swe_explore.chunking.walk import WalkConfig, walk_snapshot
     from swe_explore.indexes.build import chunk_dir_for, chunks_with_text
     from swe_explore.indexes.files import MANIFEST, read_json
-    from swe_explore.indexes.store import ChunkTable, atomic_directory
+    from swe_explore.indexes.store import ChunkTable
 
     walk_config = walk_config or WalkConfig()
     cdir = chunk_dir_for(store, snapshot_name or Path(snapshot_dir).name, chunker, walk_config)
@@ -80,13 +102,29 @@ def _ensure_graph(
     manifest = read_json(cdir / MANIFEST)
     table = ChunkTable.load(cdir, manifest["counts"]["chunks"], manifest.get("files"))
     gdir = cdir / GRAPH_DIR
-    if not rebuild and _stored_fingerprint(gdir) == table.fingerprint():
+    if not rebuild and stored_fingerprint(gdir) == table.fingerprint():
         return False
     files, _ = walk_snapshot(snapshot_dir, walk_config)
-    graph = build_graph(files, chunks_with_text(table, files))
-    with atomic_directory(gdir) as tmp:
-        graph.save(tmp)
+    write_graph(gdir, files, chunks_with_text(table, files))
     return True
+
+
+def write_graph(
+    directory: Path, files: Sequence[SourceFile], chunks: Sequence[Chunk], names: Sequence[ChunkNames] | None = None
+) -> None:
+    """Build the graph of the files and chunks (:func:`~indexes.graph_build.build_graph`) and write it to its
+    directory atomically; the caller holds the index's lock.
+
+    :param directory: the graph directory (``<chunker dir>/graph``).
+    :param files: the snapshot's walked files.
+    :param chunks: the chunk table's chunks, with text.
+    :param names: each chunk's :func:`~indexes.graph_build.chunk_names`, if known.
+    """
+    from swe_explore.indexes.store import atomic_directory
+
+    graph = build_graph(files, chunks, names=names)
+    with atomic_directory(directory) as tmp:
+        graph.save(tmp)
 
 
 def open_graph(
@@ -168,3 +206,72 @@ def ensure_graph_once(
         if broken is not None:
             raise broken from None
         raise
+
+
+def graph_not_current(run: _Run) -> Path | None:
+    """The lock-free check of the graph in :func:`~indexes.build.ensure_index`, once everything else was found
+    current: the graph directory if its graph was not built from the current chunk table, else ``None`` (then
+    listed as reused).
+
+    :param run: the call's shared state (``run.table`` set).
+    :return: the graph directory, or ``None``.
+    """
+    gdir = run.cdir / GRAPH_DIR
+    if run.table is None or stored_fingerprint(gdir) != run.table.fingerprint():
+        return gdir
+    run.report.reused.append("graph")
+    return None
+
+
+def ensure_graph_in_run(run: _Run, table: ChunkTable, fresh: list[Chunk] | None) -> None:
+    """The last step of :func:`~indexes.build.ensure_index` with ``graph``: build and save the symbol graph
+    unless the stored one was built from this chunk table; from the walked files and the chunks with text of
+    this call (no second walk). With reuse, copied from the twin when there is one, and each chunk's
+    identifiers taken from the cache (:func:`indexes.reuse.graph_names_reusing`).
+
+    :param run: the call's shared state.
+    :param table: the chunk table.
+    :param fresh: the chunks with text, if this call has them (else cut from the walked files).
+    """
+    gdir = run.cdir / GRAPH_DIR
+    if not run.rebuild and stored_fingerprint(gdir) == table.fingerprint():
+        run.report.reused.append("graph")
+        return
+    t0 = time.perf_counter()
+    if run.twin is not None and copy_graph_from_twin(run.twin / GRAPH_DIR, gdir, table):
+        run.report.built.append("graph")
+        run.report.seconds["graph"] = time.perf_counter() - t0
+        return
+    files, _, _ = run.walk()
+    chunks = fresh if fresh is not None else chunks_with_text(table, files)
+    names = None
+    if run.cache is not None:
+        from swe_explore.indexes.reuse import graph_names_reusing
+
+        names = graph_names_reusing(chunks, run.cache)
+    write_graph(gdir, files, chunks, names)
+    run.report.built.append("graph")
+    run.report.seconds["graph"] = time.perf_counter() - t0
+
+
+def copy_graph_from_twin(source: Path, gdir: Path, table: ChunkTable) -> bool:
+    """Save the graph by copying the twin's (:func:`indexes.twin.copy_table_from_twin`) when it was built from
+    the same chunk table and its files load (:meth:`~indexes.graph.SymbolGraph.load` checks them).
+
+    :param source: the twin's graph directory.
+    :param gdir: the graph directory to write.
+    :param table: the chunk table.
+    :return: whether it was copied.
+    """
+    from swe_explore.indexes.graph import CorruptGraphError, SymbolGraph
+
+    if stored_fingerprint(source) != table.fingerprint():
+        return False
+    try:
+        SymbolGraph.load(source)
+    except (CorruptGraphError, CorruptIndexError, OSError, ValueError):
+        return False
+    with atomic_directory(gdir) as tmp:
+        for path in sorted(source.iterdir()):
+            shutil.copyfile(path, tmp / path.name)
+    return True

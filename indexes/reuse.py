@@ -42,10 +42,11 @@ from swe_explore.chunking.registry import Chunker
 from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.window import FileReport
 from swe_explore.indexes.cache import CacheNamespace, ContentCache, file_digest
+from swe_explore.indexes.graph_build import ChunkNames, chunk_names
 from swe_explore.retrievers.base import FeatureSpec, Retriever
 from swe_explore.retrievers.features import TermCounts, build_retrievers
 
-__all__ = ["CachingChunker", "build_retrievers_reusing"]
+__all__ = ["CachingChunker", "build_retrievers_reusing", "graph_names_reusing"]
 
 #: Feature kinds assembled from per-chunk pieces; others are computed over all chunks.
 REUSED_FEATURES = ("term_counts", "vectors")
@@ -333,3 +334,62 @@ def build_retrievers_reusing(
         return _reused_feature(retriever, name, namespace, chunks, digests)
 
     return build_retrievers(retrievers, chunks, compute)
+
+
+# Graph pieces ------------------------------------------------------------------------------------------------------
+
+
+def _graph_code_fingerprint() -> str:
+    """SHA-256 of the source of the modules that decide :func:`~indexes.graph_build.chunk_names` (``graph.py``,
+    ``graph_build.py``): a change to them never reuses an old piece (:func:`~indexes.cache.software_fingerprint`
+    covers ``chunking`` and ``retrievers`` only)."""
+    from pathlib import Path
+
+    import swe_explore.indexes.graph as graph_module
+    import swe_explore.indexes.graph_build as build_module
+
+    h = hashlib.sha256()
+    for module in (graph_module, build_module):
+        h.update(Path(str(module.__file__)).read_bytes())
+    return h.hexdigest()
+
+
+def _encode_names(names: ChunkNames) -> bytes:
+    """A chunk's names as one payload: sorted identifiers joined by NUL, the byte 0xFF, sorted member names."""
+    return b"\0".join(n.encode() for n in sorted(names[0])) + b"\xff" + b"\0".join(n.encode() for n in sorted(names[1]))
+
+
+def _decode_names(payload: bytes) -> ChunkNames | None:
+    """The names of an :func:`_encode_names` payload, or ``None`` if it is malformed (members not among the
+    identifiers, not ASCII)."""
+    head, sep, tail = payload.partition(b"\xff")
+    if not sep or not (head.isascii() and tail.isascii()):
+        return None
+    identifiers = frozenset(head.decode().split("\0")) if head else frozenset()
+    members = frozenset(tail.decode().split("\0")) if tail else frozenset()
+    return (identifiers, members) if members <= identifiers and "" not in identifiers else None
+
+
+def graph_names_reusing(chunks: Sequence[Chunk], cache: ContentCache) -> list[ChunkNames]:
+    """Every chunk's :func:`~indexes.graph_build.chunk_names`, taken from the cache where stored (keyed by the
+    chunk's language and text) and computed and stored for the rest; equal to computing them all.
+
+    :param chunks: the snapshot's chunks, with text, in index order.
+    :param cache: the build's cache (its ``graph_names`` statistics count the lookups, in chunks).
+    :return: one ``(identifiers, member names)`` pair per chunk.
+    """
+    namespace = cache.namespace("graph_names", {"graph_code": _graph_code_fingerprint()})
+    digests = [hashlib.sha256(f"{c.language}\0{c.text}".encode("utf-8", "surrogatepass")).hexdigest() for c in chunks]
+    out: list[ChunkNames] = []
+    computed: dict[str, ChunkNames] = {}  # a text seen twice is computed and stored once
+    for chunk, digest, payload in zip(chunks, digests, namespace.get_many(digests), strict=True):
+        names = _decode_names(payload) if payload is not None else None
+        if payload is not None and names is None:
+            namespace.reject()
+        if names is None:
+            names = computed.get(digest)
+            if names is None:
+                names = computed[digest] = chunk_names(chunk)
+                namespace.put(digest, _encode_names(names))
+        out.append(names)
+    return out

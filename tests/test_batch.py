@@ -171,7 +171,9 @@ def test_parallel_workers_sharing_the_cache_build_the_same_indexes(
     assert tree == store_tree(tmp_path / "plain")
     shutil.copytree(tmp_path / "store" / "_cache", tmp_path / "warm" / "_cache")
     warm = index_many(snapshots, tmp_path / "warm", job, n_jobs=2, backend="loky")
-    assert all(r["cache"]["chunks"]["misses"] == r["cache"]["vectors"]["misses"] == 0 for r in warm), warm
+    # a snapshot whose twin (the other copy) is already in the warm store is copied and looks nothing up
+    misses = [r["cache"].get(kind, {"misses": 0})["misses"] for r in warm for kind in ("chunks", "vectors")]
+    assert misses == [0] * len(misses) and any(r["cache"] for r in warm), warm
 
 
 def test_graph_is_built_with_the_index_and_reused_after(tmp_path: Path) -> None:

@@ -34,11 +34,11 @@ def write_repo(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def build(root: Path, **options: int) -> tuple[SymbolGraph, list[Chunk]]:
+def build(root: Path, max_definition_sites: int = MAX_DEFINITION_SITES) -> tuple[SymbolGraph, list[Chunk]]:
     """Walk, chunk (``function``) and build the graph of a fixture repo."""
     files, _ = walk_snapshot(root)
     chunks, _ = chunk_files(files, make_chunker("function"))
-    return build_graph(files, chunks, **options), chunks
+    return build_graph(files, chunks, max_definition_sites), chunks
 
 
 def label(chunks: list[Chunk], i: int) -> str:

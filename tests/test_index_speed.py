@@ -1,0 +1,119 @@
+"""Reuse down to the unique content (issue 21): the symbol graph's per-chunk pieces (indexes/reuse.py
+graph_names_reusing) and the copy of a stored index of identical content (indexes/build.py, the ``snapshots``
+cache entries) give index files byte-identical to a cold build without reuse."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from swe_explore.chunking.registry import make_chunker
+from swe_explore.chunking.types import Chunk
+from swe_explore.indexes import cache as cache_module
+from swe_explore.indexes.build import BuildReport, ensure_index
+from swe_explore.indexes.graph_build import chunk_names
+from swe_explore.indexes.reuse import _decode_names, _encode_names
+from swe_explore.retrievers.registry import make_retriever
+
+A_V1 = "def alpha(x):\n    return x + 1\n\n\ndef beta(y):\n    return y.real * 2\n"
+
+
+def _write_snapshot(root: Path, a_text: str) -> Path:
+    """Three files: pkg/a.py (alpha, beta), pkg/b.py (gamma calls alpha), README.md (one window)."""
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text(a_text)
+    (root / "pkg" / "b.py").write_text("from pkg.a import alpha\n\n\ndef gamma():\n    return alpha(2)\n")
+    (root / "README.md").write_text("# Demo\n\nAlpha and beta.\n")
+    return root
+
+
+def _build(snapshot: Path, store: Path, reuse: bool, rebuild: bool = False) -> BuildReport:
+    retrievers = [make_retriever("bm25"), make_retriever("tfidf")]
+    return ensure_index(snapshot, store, make_chunker("function"), retrievers, reuse=reuse, graph=True, rebuild=rebuild)
+
+
+def _index_files(tree: dict[str, bytes]) -> dict[str, bytes]:
+    return {k: v for k, v in tree.items() if not k.startswith("_cache/")}
+
+
+def test_chunk_names_read_identifiers_and_member_accesses() -> None:
+    """Comments and strings are blanked; ``y.real`` makes ``real`` a member name; text chunks have none."""
+    chunk = Chunk("a.py", 1, 2, "function", "f", "python", "def f(y):  # see beta\n    return y.real + 'gamma'")
+    assert chunk_names(chunk) == (frozenset({"def", "f", "y", "return", "real"}), frozenset({"real"}))
+    assert chunk_names(Chunk("R.md", 1, 1, "window", "", "text", "alpha beta")) == (frozenset(), frozenset())
+
+
+def test_graph_name_pieces_round_trip_and_malformed_ones_are_refused() -> None:
+    names = (frozenset({"alpha", "real", "y"}), frozenset({"real"}))
+    assert _encode_names(names) == b"alpha\0real\0y\xffreal"
+    assert _decode_names(_encode_names(names)) == names
+    assert _decode_names(b"\xff") == (frozenset(), frozenset())
+    assert _decode_names(b"alpha") is None  # no separator
+    assert _decode_names(b"alpha\xffbeta") is None  # a member name that is no identifier
+
+
+def test_graph_pieces_reused_give_the_cold_graph(
+    tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]]
+) -> None:
+    """v2 changes beta's body: of its 5 chunks (the README window, alpha, beta, b.py's import line, gamma) only
+    beta's names are computed again, and v2's store files (graph included) equal a build without reuse."""
+    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    v2 = _write_snapshot(tmp_path / "v2", A_V1.replace("y.real * 2", "y.imag * 3"))
+    store, plain = tmp_path / "store", tmp_path / "plain"
+    first = _build(v1, store, reuse=True)
+    assert first.built == ["chunks", "bm25", "tfidf", "graph"]
+    assert (first.cache["graph_names"]["hits"], first.cache["graph_names"]["misses"]) == (0, 5)
+    second = _build(v2, store, reuse=True)
+    assert (second.cache["graph_names"]["hits"], second.cache["graph_names"]["misses"]) == (4, 1)
+    assert _build(v2, store, reuse=True).reused == ["chunks", "bm25", "tfidf", "graph"]
+    _build(v1, plain, reuse=False)
+    _build(v2, plain, reuse=False)
+    assert not (plain / "_cache").exists()
+    assert _index_files(store_tree(store)) == store_tree(plain)
+
+
+def test_a_snapshot_of_stored_content_is_copied_byte_identical(
+    tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]]
+) -> None:
+    """A copy of v1 under another name is assembled from v1's stored index: no file is chunked, no chunk
+    tokenized, no graph built (no piece looked up), and its files equal a cold build's; its manifest names it."""
+    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    twin = tmp_path / "twin"
+    shutil.copytree(v1, twin)
+    store, plain = tmp_path / "store", tmp_path / "plain"
+    _build(v1, store, reuse=True)
+    report = _build(twin, store, reuse=True)
+    assert report.built == ["chunks", "bm25", "tfidf", "graph"]
+    assert report.cache == {}
+    _build(v1, plain, reuse=False)
+    _build(twin, plain, reuse=False)
+    tree = _index_files(store_tree(store))
+    assert tree == store_tree(plain)
+    assert b'"name": "twin"' in tree[f"twin/{report.chunk_dir.name}/manifest.json"]
+
+
+def test_a_damaged_or_other_code_twin_is_not_copied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_tree: Callable[[Path], dict[str, bytes]]
+) -> None:
+    """A twin whose BM25 file was edited gives its table and TF-IDF but BM25 is built (its term counts looked
+    up); under another code version (software fingerprint) nothing is copied; the files equal a cold build's."""
+    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    for name in ("t1", "t2"):
+        shutil.copytree(v1, tmp_path / name)
+    store, plain = tmp_path / "store", tmp_path / "plain"
+    first = _build(v1, store, reuse=True)
+    (tf,) = (first.chunk_dir / "retrievers").glob("bm25-*/data/tf.npz")
+    good = tf.read_bytes()
+    tf.write_bytes(good[:-1] + bytes([good[-1] ^ 0xFF]))
+    report = _build(tmp_path / "t1", store, reuse=True)
+    assert report.cache["term_counts"]["hits"] == 5 and "graph_names" not in report.cache
+    tf.write_bytes(good)
+    monkeypatch.setattr(cache_module, "software_fingerprint", lambda: "0" * 64)
+    other = _build(tmp_path / "t2", store, reuse=True)
+    assert other.cache["chunks"]["misses"] == 3 and other.cache["graph_names"]["misses"] == 5
+    for name in ("v1", "t1", "t2"):
+        _build(tmp_path / name, plain, reuse=False)
+    assert _index_files(store_tree(store)) == store_tree(plain)
