@@ -32,6 +32,7 @@ from typing import Any
 from swe_explore.chunking.registry import make_chunker
 from swe_explore.chunking.walk import WalkConfig
 from swe_explore.indexes.build import ensure_index
+from swe_explore.indexes.history import ensure_history_index
 from swe_explore.retrievers.registry import make_retriever
 
 #: Joblib backends offered by the scripts; ``dask`` needs ``pip install 'swe-explore-baselines[dask]'``.
@@ -51,6 +52,8 @@ class IndexJob:
         (:func:`~indexes.build.ensure_index`'s ``reuse``).
     :param graph: also build the symbol graph next to the chunk table (:func:`~indexes.build.ensure_index`'s ``graph``,
         under the index's lock like the rest; what the learned explorer reads).
+    :param history: also build the history index of a snapshot that has a history file
+        (:func:`~indexes.history.ensure_history_index`; a snapshot without one is unaffected).
     """
 
     chunker: str = "function"
@@ -60,6 +63,7 @@ class IndexJob:
     rebuild: bool = False
     reuse: bool = False
     graph: bool = False
+    history: bool = False
 
 
 def peak_rss_mb() -> float:
@@ -102,6 +106,11 @@ def index_one(snapshot: str, store: str, job: IndexJob) -> dict[str, Any]:
         report = ensure_index(
             Path(snapshot), Path(store), chunker, retrievers, walk, job.rebuild, reuse=job.reuse, graph=job.graph
         )
+        if job.history:
+            t_history = time.perf_counter()
+            if ensure_history_index(Path(snapshot), Path(store), rebuild=job.rebuild, reuse=job.reuse):
+                report.built.append("history")
+                report.seconds["history"] = time.perf_counter() - t_history
     except Exception as exc:  # recorded in the run report; the batch goes on
         return {
             "snapshot": name,

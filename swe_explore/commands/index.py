@@ -114,6 +114,13 @@ def _parser() -> argparse.ArgumentParser:
         help="do not build the symbol graph (built by default with the function chunker: the "
         "learned explorer reads it)",
     )
+    parser.add_argument(
+        "--no-history",
+        dest="history",
+        action="store_false",
+        help="do not build the history index of snapshots that carry a history file (built by default; "
+        "docs/history.md)",
+    )
     add_explorer_arguments(parser, multiple_retrievers=True, packing=False, store_flags=("--out", "--store"))
     return parser
 
@@ -136,6 +143,7 @@ def _job(parser: argparse.ArgumentParser, args: argparse.Namespace) -> IndexJob:
         args.rebuild,
         args.reuse,
         graph=graph,
+        history=args.history,
     )
     try:
         check_job(job)
