@@ -30,7 +30,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from swe_explore.chunking.atomic import write_bytes_atomic
 
@@ -83,9 +83,8 @@ def author_free(message: str) -> str:
     return _AUTHOR_TRAILER.sub("", message).strip()
 
 
-@dataclass(frozen=True)
-class FileChange:
-    """One file a commit changed.
+class FileChange(NamedTuple):
+    """One file a commit changed (a named tuple: a history holds tens of thousands, made fast).
 
     :param path: the file's path after the commit (repo-relative POSIX); for a deletion, its path before.
     :param status: git's status letter: ``A`` added, ``M`` modified, ``D`` deleted, ``R`` renamed, ``C`` copied,
@@ -111,9 +110,8 @@ class FileChange:
         return out
 
 
-@dataclass(frozen=True)
-class Commit:
-    """One ancestor commit.
+class Commit(NamedTuple):
+    """One ancestor commit (a named tuple, like :class:`FileChange`).
 
     :param id: the full commit id (40 hex digits, lower case).
     :param time: committer time, seconds since the epoch (UTC).
@@ -210,7 +208,16 @@ def read_history(snapshot_or_file: str | Path, base_commit: str | None = None) -
         raise HistoryError(f"{path}: header has no valid base_commit")
     if base_commit is not None and not (len(base_commit) >= 7 and have.startswith(base_commit.lower())):
         raise HistoryError(f"{path}: history of commit {have}, not of {base_commit}")
-    commits = tuple(_commit(path, n, _json_object(path, n, line)) for n, line in enumerate(lines[1:], start=2))
+    try:  # one decode of all commit lines; on any error, line by line to name the bad one
+        objects = json.loads("[" + ",".join(lines[1:]) + "]")
+    except json.JSONDecodeError:
+        objects = [_json_object(path, n, line) for n, line in enumerate(lines[1:], start=2)]
+    if len(objects) != len(lines) - 1:  # a line holding two values ("{...},{...}")
+        objects = [_json_object(path, n, line) for n, line in enumerate(lines[1:], start=2)]
+    for n, obj in enumerate(objects, start=2):
+        if type(obj) is not dict:
+            raise HistoryError(f"{path}: line {n}: not a JSON object")
+    commits = tuple(_commit(path, n, obj) for n, obj in enumerate(objects, start=2))
     if header.get("n_commits") != len(commits):
         raise HistoryError(f"{path}: header says {header.get('n_commits')} commits, file has {len(commits)}")
     bounds = header.get("bounds")
