@@ -97,6 +97,8 @@ def history_ranking(
     score: dict[str, float] = {}
     for c in similar.tolist():
         pids = history.commit_paths(c)
+        if not pids.size:  # a commit that changed no file (an empty commit, or only a submodule pointer)
+            continue
         share = float(sim[c]) / pids.size
         for j in pids.tolist():
             path = history.paths[j]

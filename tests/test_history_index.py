@@ -297,3 +297,26 @@ def test_default_explorer_ignores_the_history_file(snapshot: Path, tmp_path: Pat
     assert explorer.explorer_config == FusionExplorer(store=store).explorer_config
     assert "history" not in explorer.explorer_config["candidates"]
     assert not any(p.name.startswith("history-") for p in (store / "with").iterdir())
+
+
+def test_a_similar_commit_that_changed_no_file_is_skipped(tmp_path: Path) -> None:
+    """An empty commit (no changed path) that matches the query best adds nothing and divides by nothing: the
+    ranking is that of the other similar commit alone (cart 1/1 after normalising by the best score, 1)."""
+    root = tmp_path / "snap"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "cart.py").write_text(CART)
+    history = History(
+        IDS[0],
+        (
+            Commit(IDS[0], 200, "discount discount", ()),
+            Commit(IDS[1], 100, "discount", (FileChange("pkg/cart.py", "M", None, ((5, 2, 5, 2),)),)),
+        ),
+        {},
+    )
+    write_history(root, history)
+    h = load_history_index(root, tmp_path / "store")
+    assert h is not None
+    ranking = history_ranking(h, "discount", {"pkg/cart.py"})
+    assert ranking.similar.tolist() == [0, 1]
+    assert ranking.ranked == ("pkg/cart.py",)
+    assert dict(ranking.file_score) == pytest.approx({"pkg/cart.py": float(ranking.sim[1])})
