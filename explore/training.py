@@ -271,8 +271,8 @@ def check_training_repos(records: Iterable[BenchRecord], forbidden: Mapping[str,
 #: extraction gathers them for every record, and the variants without it leave them out (:meth:`Group.rows`).
 HISTORY_CANDIDATES = 5
 
-#: Model variants: feature groups, whether candidates come from mentions and the graph, and how many files of the
-#: history ranking join them (``history``, default 0).
+#: Model variants: feature groups, whether candidates come from mentions and the graph, how many files of the
+#: history ranking join them (``history``, default 0) and features of the groups left out (``drop``, default none).
 VARIANTS: dict[str, dict[str, Any]] = {
     "ranker-lexical": {"groups": ["lexical", "structure"], "mentions": False, "graph": False},
     "ranker-mentions": {"groups": ["lexical", "structure", "mentions"], "mentions": True, "graph": False},
@@ -292,8 +292,21 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "history": HISTORY_CANDIDATES,
     },
 }
+#: The history features by kind (docs/history.md), for the ablation variants that leave one kind out.
+HISTORY_KINDS: dict[str, tuple[str, ...]] = {
+    "similar": ("history_similar_score", "history_max_sim", "history_log_rank"),
+    "fix": ("history_fix_count", "history_fix_recency"),
+    "cochange": ("history_change_count", "history_cochange"),
+    "hunk": ("history_hunk_score", "history_hunk_count"),
+}
+for _base in ("ranker-mentions-history", "ranker-mentions-graph-history"):
+    # The history features without the history-ranking candidates (``history`` 0) ...
+    VARIANTS[f"{_base}-features"] = {**VARIANTS[_base], "history": 0}
+    # ... and the history variants without one kind of history feature (``drop``: feature names left out).
+    for _kind, _names in HISTORY_KINDS.items():
+        VARIANTS[f"{_base}-no-{_kind}"] = {**VARIANTS[_base], "drop": list(_names)}
 #: Variants that need the snapshots' history files (trained only when asked for by name).
-HISTORY_VARIANTS = tuple(name for name, spec in VARIANTS.items() if spec.get("history"))
+HISTORY_VARIANTS = tuple(name for name, spec in VARIANTS.items() if "history" in spec["groups"])
 VALID_SHARE = 0.15
 #: Features computed but not learned. Commits mined by default never change a test file (a selection rule), so
 #: every test chunk of such a record is unlabelled rather than irrelevant, and a model would learn to bury tests,
@@ -468,7 +481,8 @@ def train_variant(
     from swe_explore.explore.ranker import RankerModel, train
 
     spec = VARIANTS[name]
-    names = tuple(n for n in feature_names(spec["groups"]) if n not in NOT_LEARNED)
+    dropped = set(spec.get("drop", ()))
+    names = tuple(n for n in feature_names(spec["groups"]) if n not in NOT_LEARNED and n not in dropped)
     config = CandidateConfig(
         **{
             **extraction.config.to_dict(),

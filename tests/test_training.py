@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from swe_explore import MINI_BENCH
-from swe_explore.explore.training import VARIANTS, forbidden_repos, is_valid_repo
+from swe_explore.explore.training import HISTORY_VARIANTS, VARIANTS, forbidden_repos, is_valid_repo
 
 
 def test_is_valid_repo_holds_out_by_the_hash_of_the_lower_case_name() -> None:
@@ -30,10 +30,12 @@ def test_forbidden_repos_names_why(tmp_path: Path) -> None:
 
 
 def test_variants_name_feature_groups() -> None:
-    """Seven variants; the lexical one learns the lexical and structure features from retriever candidates only;
-    the two history ones are the shipped ones plus the history group and five history-ranking files."""
+    """Seven main variants; the lexical one learns the lexical and structure features from retriever candidates
+    only; the two history ones are the shipped ones plus the history group and five history-ranking files; their
+    ablations keep the features without the candidates (``-features``) or leave one kind out (``-no-KIND``)."""
     assert VARIANTS["ranker-lexical"] == {"groups": ["lexical", "structure"], "mentions": False, "graph": False}
-    assert sorted(VARIANTS) == [
+    main = [v for v in VARIANTS if not v.endswith("-features") and "-no-" not in v]
+    assert sorted(main) == [
         "ranker-full",
         "ranker-graph",
         "ranker-lexical",
@@ -45,6 +47,13 @@ def test_variants_name_feature_groups() -> None:
     for name in ("ranker-mentions", "ranker-mentions-graph"):
         history = VARIANTS[f"{name}-history"]
         assert history == {**VARIANTS[name], "groups": [*VARIANTS[name]["groups"], "history"], "history": 5}
+        assert VARIANTS[f"{name}-history-features"] == {**history, "history": 0}
+        assert VARIANTS[f"{name}-history-no-fix"] == {
+            **history,
+            "drop": ["history_fix_count", "history_fix_recency"],
+        }
+    assert len(VARIANTS) == 7 + 2 * 5
+    assert tuple(v for v in VARIANTS if "history" in v) == HISTORY_VARIANTS
 
 
 def test_test_candidates_train_only_where_a_test_file_is_gold() -> None:
