@@ -47,6 +47,8 @@ __all__ = [
     "author_free",
     "changed_paths",
     "commits_touching",
+    "git_dir_of",
+    "head_commit",
     "histories_from_git",
     "history_for_snapshot",
     "history_from_git",
@@ -753,6 +755,31 @@ def history_from_git(
     return histories_from_git(git_dir, [base_commit], max_commits=max_commits, since=since, years=years)[base_commit]
 
 
+def git_dir_of(snapshot_dir: str | Path) -> Path | None:
+    """The git directory of a snapshot that is a git checkout (``.git``, or the ``gitdir:`` a ``.git`` file names).
+
+    :param snapshot_dir: the snapshot directory.
+    :return: the git directory, or ``None`` when the snapshot is not a checkout.
+    """
+    snapshot = Path(snapshot_dir)
+    dot_git = snapshot / ".git"
+    if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
+        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+        if text.startswith("gitdir:"):
+            dot_git = (snapshot / text[len("gitdir:") :].strip()).resolve()
+    return dot_git if dot_git.is_dir() else None
+
+
+def head_commit(git_dir: str | Path) -> str:
+    """The full id of a git directory's ``HEAD`` commit.
+
+    :param git_dir: a git directory.
+    :return: 40 lower-case hex digits.
+    :raises HistoryGitError: if ``HEAD`` cannot be resolved (e.g. a repository without commits).
+    """
+    return _resolve(Path(git_dir), "HEAD")
+
+
 def history_for_snapshot(
     snapshot_dir: str | Path,
     *,
@@ -776,12 +803,8 @@ def history_for_snapshot(
     snapshot = Path(snapshot_dir)
     if (snapshot / HISTORY_FILE).is_file():
         return read_history(snapshot, _marker_commit(snapshot))
-    dot_git = snapshot / ".git"
-    if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
-        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-        if text.startswith("gitdir:"):
-            dot_git = (snapshot / text[len("gitdir:") :].strip()).resolve()
-    if not dot_git.is_dir():
+    dot_git = git_dir_of(snapshot)
+    if dot_git is None:
         return None
     return history_from_git(dot_git, "HEAD", max_commits=max_commits, since=since, years=years)
 

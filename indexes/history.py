@@ -25,10 +25,12 @@ next to the snapshot's other indexes::
 The messages are tokenized with the project's code-aware tokenizer (:class:`~swe_explore.retrievers.tokenize.
 CodeTokenizer`) and indexed by :class:`~swe_explore.retrievers.bm25.BM25Retriever`, one document per commit.
 
-**Currency.** The index is current when its manifest's ``history_sha256`` is the SHA-256 of the history file
-(and its format version and config are this code's): content, never mtimes. A snapshot without a history file has
-no history index (:func:`load_history_index` returns ``None``). **Writing** follows the store's rules
-(:mod:`swe_explore.indexes.store`): the directory is written atomically under its own
+**Source and currency.** A snapshot's history is its history file, else, for a folder that is a git checkout, its
+``.git`` read at ``HEAD`` (:func:`~swe_explore.chunking.history.history_from_git`, the default bound of ancestors).
+The index is current when its manifest's ``history_sha256`` is the SHA-256 of the history file (for a checkout: of
+``git:<HEAD id>`` and the bound), and its format version and config are this code's: content, never mtimes. A
+snapshot with neither has no history index (:func:`load_history_index` returns ``None``). **Writing** follows the
+store's rules (:mod:`swe_explore.indexes.store`): the directory is written atomically under its own
 :class:`~swe_explore.indexes.store.IndexLock` (``history-<hash8>.lock``), a current index is read without the lock
 (so a read-only store is fine), and building in a read-only store raises
 :class:`~swe_explore.indexes.store.ReadOnlyStoreError`. **Reuse** (``reuse=True``, off by default as for
@@ -46,13 +48,23 @@ import hashlib
 import re
 import shutil
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from swe_explore.chunking.history import HISTORY_FILE, History, read_history
+from swe_explore.chunking.history import (
+    DEFAULT_MAX_COMMITS,
+    HISTORY_FILE,
+    History,
+    HistoryGitError,
+    git_dir_of,
+    head_commit,
+    history_from_git,
+    read_history,
+)
 from swe_explore.indexes.cache import ContentCache
 from swe_explore.indexes.files import (
     MANIFEST,
@@ -429,6 +441,30 @@ def _is_current(directory: Path, sha256: str, config: dict[str, Any]) -> bool:
     return bool(manifest.get("history_sha256") == sha256 and manifest.get("config") == config)
 
 
+def _history_source(snapshot_dir: Path) -> tuple[str, Callable[[], History]] | None:
+    """Where a snapshot's history comes from, as ``(identity, reader)``: its history file (identity: the file's
+    SHA-256), else, for a git checkout, its ``.git`` at ``HEAD`` (identity: the SHA-256 of ``git:<HEAD id>`` and
+    the bounds, :data:`~swe_explore.chunking.history.DEFAULT_MAX_COMMITS` ancestors); ``None`` without either."""
+    history_file = snapshot_dir / HISTORY_FILE
+    if history_file.is_file():
+
+        def from_file() -> History:
+            history = read_history(history_file)
+            assert history is not None  # the file exists
+            return history
+
+        return file_sha256(history_file), from_file
+    git_dir = git_dir_of(snapshot_dir)
+    if git_dir is None:
+        return None
+    try:
+        head = head_commit(git_dir)
+    except HistoryGitError:  # a repository without commits, or git missing: no history
+        return None
+    identity = hashlib.sha256(f"git:{head}:{DEFAULT_MAX_COMMITS}".encode()).hexdigest()
+    return identity, lambda: history_from_git(git_dir, head, max_commits=DEFAULT_MAX_COMMITS)
+
+
 def ensure_history_index(
     snapshot_dir: Path,
     store: Path,
@@ -453,10 +489,10 @@ def ensure_history_index(
     """
     from swe_explore.indexes.build import building_lock
 
-    history_file = Path(snapshot_dir) / HISTORY_FILE
-    if not history_file.is_file():
+    source = _history_source(Path(snapshot_dir))
+    if source is None:
         return None
-    sha256 = file_sha256(history_file)
+    sha256, reader = source
     config = history_config()
     hdir = history_dir_for(Path(store), snapshot_name or Path(snapshot_dir).name)
     if not rebuild and _is_current(hdir, sha256, config):
@@ -465,8 +501,7 @@ def ensure_history_index(
         if not rebuild and _is_current(hdir, sha256, config):
             return False
         remove_abandoned_temporaries(hdir)
-        history = read_history(history_file)
-        assert history is not None  # the file exists
+        history = reader()
         scratch: list[Path] = []
 
         def make_scratch() -> Path:
@@ -499,15 +534,15 @@ def open_history_index(snapshot_dir: Path, store: Path, snapshot_name: str | Non
     :raises StaleIndexError: if it was built from another history file or config.
     :raises CorruptIndexError: naming a broken file.
     """
-    history_file = Path(snapshot_dir) / HISTORY_FILE
-    if not history_file.is_file():
+    source = _history_source(Path(snapshot_dir))
+    if source is None:
         return None
     hdir = history_dir_for(Path(store), snapshot_name or Path(snapshot_dir).name)
     if not (hdir / MANIFEST).is_file():
         raise FileNotFoundError(f"no history index at {hdir}; build it with ensure_history_index")
     manifest = _read_manifest(hdir / MANIFEST)
-    if manifest.get("history_sha256") != file_sha256(history_file):
-        raise StaleIndexError(hdir / MANIFEST, f"built from another {HISTORY_FILE}")
+    if manifest.get("history_sha256") != source[0]:
+        raise StaleIndexError(hdir / MANIFEST, f"built from another history ({HISTORY_FILE} or the checkout's HEAD)")
     if manifest.get("config") != history_config():
         raise StaleIndexError(hdir / MANIFEST, "built with another config")
     return HistoryIndex.load(hdir)

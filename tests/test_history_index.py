@@ -265,7 +265,7 @@ def test_index_is_stale_when_the_history_file_changes(snapshot: Path, tmp_path: 
     assert ensure_history_index(snapshot, store, "snap") is True
     history = _history()
     write_history(snapshot, History(history.base_commit, history.commits[:2], history.bounds))
-    with pytest.raises(StaleIndexError, match="another .swe-explore-history"):
+    with pytest.raises(StaleIndexError, match="another history"):
         open_history_index(snapshot, store, "snap")
     h = load_history_index(snapshot, store, "snap")
     assert h is not None and h.n_commits == 2
@@ -320,3 +320,40 @@ def test_a_similar_commit_that_changed_no_file_is_skipped(tmp_path: Path) -> Non
     assert ranking.similar.tolist() == [0, 1]
     assert ranking.ranked == ("pkg/cart.py",)
     assert dict(ranking.file_score) == pytest.approx({"pkg/cart.py": float(ranking.sim[1])})
+
+
+def test_a_git_checkout_gets_its_history_index_from_head(tmp_path: Path) -> None:
+    """A folder that is a git checkout (no history file) is indexed from ``.git`` at HEAD; a new commit makes the
+    index stale and it is rebuilt with that commit first."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    env = {
+        "GIT_AUTHOR_NAME": "a",
+        "GIT_AUTHOR_EMAIL": "a@example.org",
+        "GIT_COMMITTER_NAME": "a",
+        "GIT_COMMITTER_EMAIL": "a@example.org",
+        "GIT_AUTHOR_DATE": "2020-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2020-01-01T00:00:00Z",
+        "HOME": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+    }
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, capture_output=True)
+
+    git("init", "-q")
+    (repo / "pkg" / "cart.py").write_text(CART)
+    git("add", ".")
+    git("commit", "-q", "-m", "Add the cart")
+    store = tmp_path / "store"
+    first = load_history_index(repo, store)
+    assert first is not None and first.n_commits == 1
+    (repo / "pkg" / "cart.py").write_text(CART + "\n\ndef fee(x):\n    return x + 1\n")
+    git("commit", "-q", "-am", "Fix the discount fee")
+    with pytest.raises(StaleIndexError):
+        open_history_index(repo, store)
+    second = load_history_index(repo, store)
+    assert second is not None and second.n_commits == 2 and second.fix.tolist() == [1, 0]
+    assert second.paths == ["pkg/cart.py"]
