@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from swe_explore import MINI_BENCH
-from swe_explore.explore.training import HISTORY_VARIANTS, VARIANTS, forbidden_repos, is_valid_repo
+from swe_explore.explore.training import ABLATION_VARIANTS, HISTORY_VARIANTS, VARIANTS, forbidden_repos, is_valid_repo
 
 
 def test_is_valid_repo_holds_out_by_the_hash_of_the_lower_case_name() -> None:
@@ -31,10 +31,11 @@ def test_forbidden_repos_names_why(tmp_path: Path) -> None:
 
 def test_variants_name_feature_groups() -> None:
     """Seven main variants; the lexical one learns the lexical and structure features from retriever candidates
-    only; the two history ones are the shipped ones plus the history group and five history-ranking files; their
-    ablations keep the features without the candidates (``-features``) or leave one kind out (``-no-KIND``)."""
+    only; the two history ones (the shipped default) are the mentions ones plus the history group; their ablations
+    add the history ranking's five top files as candidates (``-candidates``) and leave one kind out of that
+    (``-no-KIND``)."""
     assert VARIANTS["ranker-lexical"] == {"groups": ["lexical", "structure"], "mentions": False, "graph": False}
-    main = [v for v in VARIANTS if not v.endswith("-features") and "-no-" not in v]
+    main = [v for v in VARIANTS if v not in ABLATION_VARIANTS]
     assert sorted(main) == [
         "ranker-full",
         "ranker-graph",
@@ -46,13 +47,14 @@ def test_variants_name_feature_groups() -> None:
     ]
     for name in ("ranker-mentions", "ranker-mentions-graph"):
         history = VARIANTS[f"{name}-history"]
-        assert history == {**VARIANTS[name], "groups": [*VARIANTS[name]["groups"], "history"], "history": 5}
-        assert VARIANTS[f"{name}-history-features"] == {**history, "history": 0}
+        assert history == {**VARIANTS[name], "groups": [*VARIANTS[name]["groups"], "history"]}
+        assert VARIANTS[f"{name}-history-candidates"] == {**history, "history": 5}
         assert VARIANTS[f"{name}-history-no-fix"] == {
             **history,
+            "history": 5,
             "drop": ["history_fix_count", "history_fix_recency"],
         }
-    assert len(VARIANTS) == 7 + 2 * 5
+    assert len(VARIANTS) == 7 + 2 * 5 and len(ABLATION_VARIANTS) == 10
     assert tuple(v for v in VARIANTS if "history" in v) == HISTORY_VARIANTS
 
 

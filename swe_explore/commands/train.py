@@ -35,7 +35,7 @@ from swe_explore.commands.explorer_args import parse_option
 from swe_explore.evaluation.bench import load_bench
 from swe_explore.explore.ranker import LABEL_SCHEMES, MODELS_DIR
 from swe_explore.explore.training import (
-    HISTORY_VARIANTS,
+    ABLATION_VARIANTS,
     VARIANTS,
     check_training_repos,
     extract_groups,
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     refuse_overwriting_inputs(parser, [("--model-dir", args.model_dir), ("--cache", args.cache)], inputs)
     variants = args.variant or [
-        v for v in VARIANTS if (v != "ranker-full" or args.potion_model) and v not in HISTORY_VARIANTS
+        v for v in VARIANTS if (v != "ranker-full" or args.potion_model) and v not in ABLATION_VARIANTS
     ]
     records = _records(parser, args)
     _check_repos(parser, args, records)
