@@ -29,7 +29,7 @@ from swe_explore.chunking.types import Chunk
 #: Where the shipped models live.
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 #: The models the default explorer averages (:class:`RankerEnsemble`): the same training data, two feature sets.
-DEFAULT_RANKER_MODEL = "ranker-mentions,ranker-mentions-graph"
+DEFAULT_RANKER_MODEL = "ranker-mentions-history,ranker-mentions-graph-history"
 
 #: Old spellings (still importable, with a DeprecationWarning).
 _RENAMED = {"DEFAULT_MODEL": "DEFAULT_RANKER_MODEL", "load_model": "load_ranker"}
