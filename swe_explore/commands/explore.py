@@ -128,8 +128,13 @@ def main(argv: list[str] | None = None) -> int:
     if store_use is not None and not args.quiet:
         print(store_use.line(), file=sys.stderr)
     walk = getattr(explorer, "walk", None)
-    for note in walk_notes(args.path, walk_snapshot(args.path, walk if isinstance(walk, WalkConfig) else None)[1]):
+    files, stats = walk_snapshot(args.path, walk if isinstance(walk, WalkConfig) else None)
+    for note in walk_notes(args.path, stats):
         print(f"note: {note}", file=sys.stderr)
+    if filters is not None and files and not any(filters.keeps(f.path, f.language) for f in files):
+        print(
+            f"note: no file matches {filters.describe()} in {args.path} ({len(files)} file(s) indexed)", file=sys.stderr
+        )
     previews = [region_preview(args.path, r, args.lines) for r, _ in regions]
     if args.format == "json":
         payload: dict[str, Any] = {
@@ -142,13 +147,18 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(payload, indent=1))
         return 0
     total = sum(r.n_lines for r, _ in regions)
-    print(f"{explorer.name}: {len(regions)} region(s), {total} lines (k={args.k}, budget={args.budget})")
+    print(f"{explorer.name}: {len(regions)} region(s), {_n_lines(total)} (k={args.k}, budget={args.budget})")
     for rank, ((region, score), preview) in enumerate(zip(regions, previews), start=1):
         shown = "" if score is None else f", score {score:.4f}"
-        print(f"\n{rank}. {printable(region.path)}:{region.start}-{region.end} ({region.n_lines} lines{shown})")
+        print(f"\n{rank}. {printable(region.path)}:{region.start}-{region.end} ({_n_lines(region.n_lines)}{shown})")
         for offset, text in enumerate(preview):
             print(f"  {region.start + offset:>6} | {text}")
     return 0
+
+
+def _n_lines(n: int) -> str:
+    """``1 line``, ``0 lines``, ``12 lines``."""
+    return f"{n} line" if n == 1 else f"{n} lines"
 
 
 def _scored_regions(
