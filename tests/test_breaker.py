@@ -146,7 +146,7 @@ def test_breaker_explore_read_only_store_advice_and_exit_status(
     assert len(err.splitlines()) == 1 and "index_repos.py in a writable store" not in err
     assert "; build it on a writable store with " in err
     assert err.endswith(
-        f".py {snapshot} --store DIR, or pass --snapshot-name NAME to use an entry the store holds under "
+        f".py {snapshot} 'cart total' --retriever bm25 --store DIR, or pass --snapshot-name NAME to use an entry the store holds under "
         "another name (swe-explore store list)"
     )
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -118,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         regions = _scored_regions(explorer, args.path, issue, args.snapshot_name, filters)
     except ReadOnlyStoreError as exc:  # an operational failure (exit status 1), with advice that fits explore
-        advice = f"build it on a writable store with {parser.prog} {args.path} --store DIR"
+        rerun = _without_store(list(sys.argv[1:] if argv is None else argv))
+        advice = f"build it on a writable store with {parser.prog} {shlex.join(rerun)} --store DIR"
         if args.snapshot_name is None:
             advice += ", or pass --snapshot-name NAME to use an entry the store holds under another name"
             advice += " (swe-explore store list)"
@@ -154,6 +156,20 @@ def main(argv: list[str] | None = None) -> int:
         for offset, text in enumerate(preview):
             print(f"  {region.start + offset:>6} | {text}")
     return 0
+
+
+def _without_store(argv: list[str]) -> list[str]:
+    """The command's arguments without ``--store DIR`` (or ``--store=DIR``), to suggest the same run elsewhere."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--store":
+            skip = True
+        elif not arg.startswith("--store="):
+            out.append(arg)
+    return out
 
 
 def _n_lines(n: int) -> str:
