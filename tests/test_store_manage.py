@@ -330,8 +330,7 @@ def test_store_commands_refuse_a_source_folder_and_remove_nothing(
     for argv in (["list"], ["du"], ["gc", "--all"], ["gc", "--dry-run"]):
         line = _refused([*argv, "--store", str(folder)], capsys)
         assert line == (
-            f"error: --store {folder} is not an index store "
-            "(no entry holds an index manifest, no _cache or _reports)"
+            f"error: --store {folder} is not an index store (no entry holds an index manifest, no _cache or _reports)"
         )
     assert source.read_bytes() == b"def area(r):\n    return 3 * r * r\n"
 
