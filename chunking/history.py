@@ -51,7 +51,6 @@ __all__ = [
     "history_for_snapshot",
     "history_from_git",
     "read_history",
-    "tracked_files",
     "write_history",
 ]
 
@@ -396,27 +395,6 @@ def _run(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
     if proc.returncode != 0:
         raise _failure(git_dir, args, proc.stderr, proc.returncode)
     return proc.stdout
-
-
-def tracked_files(work_tree: Path) -> frozenset[str] | None:
-    """The paths git tracks in a work tree: ``git ls-files -z --cached`` run in it, read-only (no optional locks,
-    no fsmonitor hook), in this module's fixed git environment, never looking above ``work_tree`` for a
-    repository.
-
-    :param work_tree: the work tree's top directory (the one holding ``.git``).
-    :return: its tracked paths relative to ``work_tree``, POSIX, decoded as :func:`os.fsdecode` decodes names (a
-        submodule is one path); ``None`` when git cannot tell (git missing, not a work tree, git failed).
-    """
-    root = Path(work_tree).resolve()
-    env = _env() | {"GIT_OPTIONAL_LOCKS": "0", "GIT_CEILING_DIRECTORIES": str(root.parent)}
-    command = ["git", *_GIT_OPTIONS, "-c", "core.fsmonitor=false", "ls-files", "-z", "--cached"]
-    try:
-        proc = subprocess.run(command, capture_output=True, cwd=root, env=env, check=False, timeout=120)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if proc.returncode != 0:
-        return None
-    return frozenset(os.fsdecode(path) for path in proc.stdout.split(b"\0") if path)
 
 
 def _stream(git_dir: Path, args: Sequence[str], ids: Sequence[str], consume: Callable[[bytes], None]) -> str | None:

@@ -16,7 +16,7 @@ Rules (documented in ``docs/chunking.md``):
   file that has a matching pattern decides, last matching pattern wins; ``.ignore`` is read after ``.gitignore``
   of the same directory, so it wins). An ignored directory is pruned (skip reason ``ignored_dir``, counted once);
   an ignored file is skipped as ``ignored``. **Tracked files are never ignored**: in a git work tree (a folder
-  with ``.git`` at its top) the paths git tracks (:func:`~swe_explore.chunking.history.tracked_files`, one
+  with ``.git`` at its top) the paths git tracks (:func:`tracked_files`, one
   ``git ls-files`` per walk) and the directories above them are kept whatever the ignore files say, as git keeps
   them; without git (or when git fails) the ignore files alone decide. **Not applied to a bench snapshot** (a
   folder with :data:`SNAPSHOT_MARKER` at its top, made by ``materialize``): every file of a checkout is tracked,
@@ -47,13 +47,14 @@ Rules (documented in ``docs/chunking.md``):
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-from swe_explore.chunking.history import HISTORY_FILE, tracked_files
+from swe_explore.chunking.history import _GIT_OPTIONS, HISTORY_FILE, _env  # the one fixed git environment
 from swe_explore.chunking.languages import TEXT, language_for_path, needs_text
 from swe_explore.chunking.lines import decode_source, split_text
 from swe_explore.chunking.types import SourceFile
@@ -324,6 +325,27 @@ def _is_ignored(rel: str, is_dir: bool, rules: _IgnoreRules) -> bool:
         if result is not None:
             ignored = result
     return ignored
+
+
+def tracked_files(work_tree: Path) -> frozenset[str] | None:
+    """The paths git tracks in a work tree: ``git ls-files -z --cached`` run in it, read-only (no optional locks,
+    no fsmonitor hook), in the fixed git environment of :mod:`swe_explore.chunking.history`, never looking above
+    ``work_tree`` for a repository.
+
+    :param work_tree: the work tree's top directory (the one holding ``.git``).
+    :return: its tracked paths relative to ``work_tree``, POSIX, decoded as :func:`os.fsdecode` decodes names (a
+        submodule is one path); ``None`` when git cannot tell (git missing, not a work tree, git failed).
+    """
+    root = Path(work_tree).resolve()
+    env = _env() | {"GIT_OPTIONAL_LOCKS": "0", "GIT_CEILING_DIRECTORIES": str(root.parent)}
+    command = ["git", *_GIT_OPTIONS, "-c", "core.fsmonitor=false", "ls-files", "-z", "--cached"]
+    try:
+        proc = subprocess.run(command, capture_output=True, cwd=root, env=env, check=False, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    return frozenset(os.fsdecode(path) for path in proc.stdout.split(b"\0") if path)
 
 
 def _tracked(root: str) -> tuple[frozenset[str], frozenset[str]]:
