@@ -15,9 +15,12 @@ Rules (documented in ``docs/chunking.md``):
   relative to the file's directory, ``!`` negation, ``dir/`` patterns matching directories only, the deepest
   file that has a matching pattern decides, last matching pattern wins; ``.ignore`` is read after ``.gitignore``
   of the same directory, so it wins). An ignored directory is pruned (skip reason ``ignored_dir``, counted once);
-  an ignored file is skipped as ``ignored``. **Not applied to a bench snapshot** (a folder with
-  :data:`SNAPSHOT_MARKER` at its top, made by ``materialize``): every file of a checkout is tracked, and git's
-  ignore rules apply only to untracked files, so a snapshot is walked exactly as without ignore files.
+  an ignored file is skipped as ``ignored``. **Tracked files are never ignored**: in a git work tree (a folder
+  with ``.git`` at its top) the paths git tracks (:func:`tracked_files`, one
+  ``git ls-files`` per walk) and the directories above them are kept whatever the ignore files say, as git keeps
+  them; without git (or when git fails) the ignore files alone decide. **Not applied to a bench snapshot** (a
+  folder with :data:`SNAPSHOT_MARKER` at its top, made by ``materialize``): every file of a checkout is tracked,
+  and git's ignore rules apply only to untracked files, so a snapshot is walked exactly as without ignore files.
 - **Skipped files**, each counted by reason in :attr:`WalkStats.skipped` (the first few paths per reason are
   kept in :attr:`WalkStats.examples`): ``ignored`` and ``ignored_dir`` (above), ``snapshot_marker``
   (:data:`SNAPSHOT_MARKER` at the snapshot's top level,
@@ -44,13 +47,14 @@ Rules (documented in ``docs/chunking.md``):
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-from swe_explore.chunking.history import HISTORY_FILE
+from swe_explore.chunking.history import _GIT_OPTIONS, HISTORY_FILE, _env  # the one fixed git environment
 from swe_explore.chunking.languages import TEXT, language_for_path, needs_text
 from swe_explore.chunking.lines import decode_source, split_text
 from swe_explore.chunking.types import SourceFile
@@ -323,6 +327,37 @@ def _is_ignored(rel: str, is_dir: bool, rules: _IgnoreRules) -> bool:
     return ignored
 
 
+def tracked_files(work_tree: Path) -> frozenset[str] | None:
+    """The paths git tracks in a work tree: ``git ls-files -z --cached`` run in it, read-only (no optional locks,
+    no fsmonitor hook), in the fixed git environment of :mod:`swe_explore.chunking.history`, never looking above
+    ``work_tree`` for a repository.
+
+    :param work_tree: the work tree's top directory (the one holding ``.git``).
+    :return: its tracked paths relative to ``work_tree``, POSIX, decoded as :func:`os.fsdecode` decodes names (a
+        submodule is one path); ``None`` when git cannot tell (git missing, not a work tree, git failed).
+    """
+    root = Path(work_tree).resolve()
+    env = _env() | {"GIT_OPTIONAL_LOCKS": "0", "GIT_CEILING_DIRECTORIES": str(root.parent)}
+    command = ["git", *_GIT_OPTIONS, "-c", "core.fsmonitor=false", "ls-files", "-z", "--cached"]
+    try:
+        proc = subprocess.run(command, capture_output=True, cwd=root, env=env, check=False, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    return frozenset(os.fsdecode(path) for path in proc.stdout.split(b"\0") if path)
+
+
+def _tracked(root: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The files git tracks in ``root`` when it is a work tree (``.git`` at its top), and every directory above
+    one of them (a submodule counts as both); two empty sets when it is not one or git cannot tell."""
+    if not os.path.lexists(os.path.join(root, ".git")):
+        return frozenset(), frozenset()
+    files = tracked_files(Path(root)) or frozenset()
+    dirs = {path[:i] for path in files for i, char in enumerate(path) if char == "/"}
+    return files, frozenset(dirs | files)
+
+
 def _list_candidates(root: str, config: WalkConfig, stats: WalkStats) -> list[tuple[str, os.DirEntry[str], bool]]:
     """All file entries (and symlinks) under ``root`` outside excluded and ignored directories, sorted by relative
     path, each with whether an ignore file ignores it.
@@ -330,6 +365,7 @@ def _list_candidates(root: str, config: WalkConfig, stats: WalkStats) -> list[tu
     Iterative (explicit stack), so directory depth never meets Python's recursion limit.
     """
     use_ignores = config.ignore_files and not os.path.isfile(os.path.join(root, SNAPSHOT_MARKER))
+    tracked, tracked_dirs = _tracked(root) if use_ignores else (frozenset(), frozenset())
     found: list[tuple[str, os.DirEntry[str], bool]] = []
     stack: list[tuple[str, str, _IgnoreRules]] = [(root, "", ())]
     while stack:
@@ -347,12 +383,12 @@ def _list_candidates(root: str, config: WalkConfig, stats: WalkStats) -> list[tu
             if entry.is_dir(follow_symlinks=False):
                 if _is_excluded_dir(entry.name, rel_dir, abs_dir, config):
                     stats.excluded_dirs[entry.name] = stats.excluded_dirs.get(entry.name, 0) + 1
-                elif rules and _is_ignored(rel, True, rules):
+                elif rules and rel not in tracked_dirs and _is_ignored(rel, True, rules):
                     stats.skip("ignored_dir", rel)
                 else:
                     stack.append((entry.path, rel, rules))
             else:
-                found.append((rel, entry, bool(rules) and _is_ignored(rel, False, rules)))
+                found.append((rel, entry, bool(rules) and rel not in tracked and _is_ignored(rel, False, rules)))
     found.sort(key=lambda item: item[0])
     return found
 

@@ -65,7 +65,12 @@ def load_paper_rows(path: Path = PAPER_TABLE) -> list[PaperRow]:
     columns = list(reader.fieldnames or [])
     unknown = [c for c in columns if c not in _FIELDS and c not in METRIC_NAMES]
     if unknown or not set(_FIELDS) <= set(columns):
-        raise ValueError(f"{path}: columns must be {', '.join(_FIELDS)} and metric keys; got unknown {unknown}")
+        shown = ", ".join(repr(c if len(c) <= 30 else c[:27] + "...") for c in unknown[:3])
+        more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
+        got = f"got unknown {shown}{more}" if unknown else f"missing {', '.join(sorted(set(_FIELDS) - set(columns)))}"
+        raise ValueError(
+            f"{path}: not the paper's rows: the header must be {', '.join(_FIELDS)} and metric keys; {got}"
+        )
     rows = []
     for line, record in enumerate(reader, start=2):
         figures = {c: record[c] for c in columns if c in METRIC_NAMES}

@@ -8,6 +8,7 @@ everything below it, ``/setup.py`` only at the top, ``**/tests/*`` at any depth;
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -49,6 +50,12 @@ class RegionFilter:
     def active(self) -> bool:
         """Whether the filter drops anything at all (some pattern or language given)."""
         return bool(self.include or self.exclude or self.languages)
+
+    def describe(self) -> str:
+        """The filter as the command line gives it, e.g. ``--include '*.py' --exclude tests/ --language python``."""
+        flags = [("--include", p) for p in self.include] + [("--exclude", p) for p in self.exclude]
+        flags += [("--language", name) for name in self.languages]
+        return " ".join(f"{flag} {shlex.quote(value)}" for flag, value in flags)
 
     def keeps(self, path: str, language: str | None = None) -> bool:
         """Whether regions of this file may be returned.

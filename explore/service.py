@@ -19,13 +19,21 @@ from swe_explore.explore.config import LEARNED, explorer_kind
 from swe_explore.explore.explorer import IndexedExplorer, make_explorer
 from swe_explore.explore.filters import RegionFilter
 from swe_explore.explore.fusion import FusionExplorer
-from swe_explore.indexes.cache import CACHE_DIR
+from swe_explore.indexes.manage import snapshot_entries
 from swe_explore.indexes.store import default_store, snapshot_key
 
 DEFAULT_K = 5
 """Regions per query when the client gives no ``k``."""
 DEFAULT_BUDGET = 500
 """Line budget per query when the client gives no ``budget``."""
+
+
+def _no_files_note(folder: Path, n_files: int) -> dict[str, str]:
+    """``{"note": ...}`` for a folder in which no file was indexed (as ``swe-explore explore`` notes it), else
+    ``{}``."""
+    if n_files:
+        return {}
+    return {"note": f"no source files indexed in {folder}; see docs/chunking.md for the languages indexed"}
 
 
 def _folder(path: str) -> Path:
@@ -77,7 +85,8 @@ class ExploreService:
 
         :param path: the folder (a repository tree).
         :param explorer: the explorer whose indexes to build.
-        :return: ``{"path", "snapshot_name", "explorer", "files", "lines", "chunks", "seconds", "store"}``.
+        :return: ``{"path", "snapshot_name", "explorer", "files", "lines", "chunks", "seconds", "store"}``, and
+            ``"note"`` when no file of the folder was indexed (no source file of a language indexed).
         :raises ValueError: if the folder does not exist or the explorer is unknown.
         """
         folder = _folder(path)
@@ -93,7 +102,7 @@ class ExploreService:
             "chunks": len(index.chunks),
             "seconds": round(time.perf_counter() - started, 3),
             "store": str(self.store),
-        }
+        } | _no_files_note(folder, len(index.file_lines))
         self._indexed[(str(folder), chosen.name)] = entry
         return entry
 
@@ -123,7 +132,8 @@ class ExploreService:
         :param exclude: wildmatch patterns a region's path must match none of (exclude wins).
         :param languages: language names a region's file must be written in (``python``, ``go``, ...).
         :return: ``{"path", "explorer", "k", "budget", "lines", "regions": [{"path", "start", "end", "score",
-            "code"}]}``; ``code`` is the region's lines joined by ``"\\n"``.
+            "code"}]}``; ``code`` is the region's lines joined by ``"\\n"``; and ``"note"`` when no file of the
+            folder was indexed.
         :raises ValueError: for a missing folder, an empty issue, or bad options.
         """
         folder = _folder(path)
@@ -144,14 +154,13 @@ class ExploreService:
                 {"path": r.path, "start": r.start, "end": r.end, "score": round(r.score, 6), "code": r.text}
                 for r in kept
             ],
-        }
+        } | _no_files_note(folder, len(chosen.load(folder).file_lines))
 
     def list_indexes(self) -> dict[str, Any]:
         """The folders indexed in this session and the snapshot names the store holds.
 
         :return: ``{"store", "session": [index_folder entries], "store_snapshots": [names]}`` (the store's snapshot
-            folders, without the reuse cache and temporaries).
+            entries, :func:`~swe_explore.indexes.manage.snapshot_entries`).
         """
-        entries = sorted(self.store.iterdir()) if self.store.is_dir() else []
-        names = [p.name for p in entries if p.is_dir() and p.name != CACHE_DIR and not p.name.startswith(".")]
+        names = [p.name for p in snapshot_entries(self.store)]
         return {"store": str(self.store), "session": list(self._indexed.values()), "store_snapshots": names}

@@ -8,7 +8,17 @@ What lives where under a store root (:mod:`indexes.store`)::
     <root>/<snapshot>/<chunker>-<hash8>/...          the index: chunk table, retrievers/, graph/ ("indexes", "graph")
     <root>/<snapshot>/last_used.json                 {"path": the folder it was last used from}; mtime = last use
     <root>/_cache/                                   the content-addressed reuse cache (indexes/cache.py)
+    <root>/<snapshot>/history-<hash8>/...            the history index (indexes/history.py; "indexes")
+    <root>/_cache/                                   the content-addressed reuse cache (indexes/cache.py)
     <root>/_reports/                                 index_repos run reports ("other")
+
+What counts as a store: the store commands act only on a directory that is an index store, so that a mistyped
+``--store`` never lists or removes a source folder. An *index directory* is a directory of an entry whose
+``manifest.json`` is a JSON object written by this toolkit: a chunk table's (its ``chunker`` and ``snapshot``
+are objects, indexes/build.py) or a history index's (``"kind": "history"``). A *snapshot entry* is a directory
+of the root (not named ``_...`` or ``.*``) holding at least one index directory; only those are listed, counted
+and removed. A directory is an index store when it is empty, holds ``_cache`` or ``_reports``, or holds a
+snapshot entry; :func:`check_store` refuses any other directory (:class:`NotAStoreError`), and a missing one.
 
 Last use: an explorer that checks or loads a snapshot's index (its ``index()``, which ``explore()`` calls on the
 first query of a snapshot) touches ``last_used.json`` (one ``utime``; the file is rewritten only when the
@@ -51,10 +61,13 @@ from swe_explore.indexes.graph_store import GRAPH_DIR
 from swe_explore.indexes.store import IndexLock, snapshot_fingerprint, snapshot_key
 
 __all__ = [
+    "REPORTS_DIR",
     "USED_FILE",
     "GcResult",
+    "NotAStoreError",
     "SnapshotEntry",
     "StoreUse",
+    "check_store",
     "collect_garbage",
     "disk_usage",
     "list_store",
@@ -67,6 +80,8 @@ __all__ = [
 
 #: The last-use mark of a snapshot's entry: ``<root>/<snapshot>/last_used.json``.
 USED_FILE = "last_used.json"
+#: Where ``index_repos`` writes its run reports: ``<root>/_reports`` (indexes/report.py).
+REPORTS_DIR = "_reports"
 _HASHED_NAME = re.compile(r"-[0-9a-f]{8}$")
 
 
@@ -209,7 +224,10 @@ class SnapshotEntry:
     :param name: the entry's name (a directory of the store root).
     :param paths: the folders it was built from or last used from (manifests' ``snapshot.path`` and the last-use
         mark), each once, the last-used one first.
-    :param configs: one dict per chunker config: ``{"chunker", "key", "retrievers": [names], "graph": bool}``.
+    :param configs: one dict per index directory: ``{"kind", "chunker", "key", "walk", "retrievers": [names],
+        "graph": bool}``; ``kind`` is ``"chunks"`` (a chunk table, with its ``chunker`` name, ``walk``: the walk
+        settings that differ from the default, e.g. ``{"ignore_files": false}``) or ``"history"`` (the history
+        index: ``chunker`` ``None``, no retrievers, no graph).
     :param size: bytes of its files (apparent sizes; links not followed).
     :param last_used: seconds since the epoch of its last use (:func:`mark_used`), else of its newest manifest;
         ``None`` for an entry without either.
@@ -257,16 +275,9 @@ def _size(directory: Path) -> int:
     return sum(size for _, size in _files(directory))
 
 
-def snapshot_entries(store: Path) -> list[Path]:
-    """The snapshot entries of a store: its directories not named ``_...`` or ``.*``, sorted by name.
-
-    :param store: the store root.
-    :return: their paths (``[]`` if the store does not exist).
-    """
-    store = Path(store)
-    if not store.is_dir():
-        return []
-    return sorted(p for p in store.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+class NotAStoreError(ValueError):
+    """A ``--store`` directory that is missing or is not an index store (the module docstring); the message is
+    one line naming the directory."""
 
 
 def _read_manifest(path: Path) -> dict[str, Any] | None:
@@ -277,17 +288,84 @@ def _read_manifest(path: Path) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _index_kind(manifest: dict[str, Any] | None) -> str | None:
+    """``"chunks"`` for a chunk table's manifest, ``"history"`` for a history index's, else ``None``."""
+    if manifest is None:
+        return None
+    if manifest.get("kind") == "history":
+        return "history"
+    if isinstance(manifest.get("chunker"), dict) and isinstance(manifest.get("snapshot"), dict):
+        return "chunks"
+    return None
+
+
+def _index_dirs(entry: Path) -> list[tuple[Path, dict[str, Any], str]]:
+    """The index directories of an entry with their manifests and kinds, sorted by name (never raises)."""
+    out = []
+    with contextlib.suppress(OSError):
+        for cdir in sorted(p for p in entry.iterdir() if p.is_dir() and ".tmp-" not in p.name):
+            manifest = _read_manifest(cdir / MANIFEST)
+            kind = _index_kind(manifest)
+            if manifest is not None and kind is not None:
+                out.append((cdir, manifest, kind))
+    return out
+
+
+def snapshot_entries(store: Path) -> list[Path]:
+    """The snapshot entries of a store: its directories not named ``_...`` or ``.*`` that hold at least one index
+    directory (the module docstring), sorted by name.
+
+    :param store: the store root.
+    :return: their paths (``[]`` if the store does not exist).
+    """
+    store = Path(store)
+    if not store.is_dir():
+        return []
+    return sorted(p for p in store.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")) and _index_dirs(p))
+
+
+def check_store(store: Path) -> None:
+    """Refuse a ``--store`` that is not an index store (the module docstring): missing, not a directory, or a
+    non-empty directory with no snapshot entry and no ``_cache`` or ``_reports``.
+
+    :param store: the store root.
+    :raises NotAStoreError: naming the directory.
+    """
+    store = Path(store)
+    if not store.exists():
+        raise NotAStoreError(f"{store}: no such index store")
+    if not store.is_dir():
+        raise NotAStoreError(f"{store} is not a directory")
+    if not any(store.iterdir()) or (store / CACHE_DIR).is_dir() or (store / REPORTS_DIR).is_dir():
+        return
+    if not snapshot_entries(store):
+        raise NotAStoreError(
+            f"{store} is not an index store (no entry holds an index manifest, no {CACHE_DIR} or {REPORTS_DIR})"
+        )
+
+
+def _walk_differences(walk: object) -> dict[str, Any]:
+    """The walk settings of a chunk table's manifest that differ from the default :class:`WalkConfig`."""
+    if not isinstance(walk, dict):
+        return {}
+    default = WalkConfig().to_dict() | {"ignore_files": True}
+    return {k: v for k, v in sorted(walk.items()) if default.get(k) != v}
+
+
 def _entry(directory: Path) -> SnapshotEntry:
     """Read one snapshot entry (never raises on broken files: they show as missing data)."""
     paths: list[str] = []
     configs: list[dict[str, Any]] = []
     stamps: list[float] = []
-    for cdir in sorted(p for p in directory.iterdir() if p.is_dir() and ".tmp-" not in p.name):
-        manifest = _read_manifest(cdir / MANIFEST)
-        if manifest is None:
+    for cdir, manifest, kind in _index_dirs(directory):
+        with contextlib.suppress(OSError):
+            stamps.append((cdir / MANIFEST).stat().st_mtime)
+        if kind == "history":
+            configs.append(
+                {"kind": "history", "chunker": None, "key": cdir.name, "walk": {}, "retrievers": [], "graph": False}
+            )
             continue
-        stamps.append((cdir / MANIFEST).stat().st_mtime)
-        path = manifest.get("snapshot", {}).get("path") if isinstance(manifest.get("snapshot"), dict) else None
+        path = manifest["snapshot"].get("path")
         if isinstance(path, str) and path not in paths:
             paths.append(path)
         retrievers = []
@@ -297,11 +375,12 @@ def _entry(directory: Path) -> SnapshotEntry:
             if rmanifest is not None and ".tmp-" not in rdir.name:
                 retrievers.append(str(rmanifest.get("retriever", {}).get("name", rdir.name)))
                 stamps.append((rdir / MANIFEST).stat().st_mtime)
-        chunker = manifest.get("chunker", {})
         configs.append(
             {
-                "chunker": chunker.get("name") if isinstance(chunker, dict) else None,
+                "kind": "chunks",
+                "chunker": manifest["chunker"].get("name"),
                 "key": cdir.name,
+                "walk": _walk_differences(manifest.get("walk")),
                 "retrievers": retrievers,
                 "graph": (cdir / GRAPH_DIR).is_dir(),
             }
@@ -411,7 +490,8 @@ def collect_garbage(
     dry_run: bool = False,
 ) -> GcResult:
     """Remove the snapshot entries no longer needed: those none of whose folders exists, with ``older_than``
-    also those last used before it, with ``remove_all`` every entry and the reuse cache.
+    also those last used before it, with ``remove_all`` every entry and the reuse cache. Only snapshot entries
+    (directories holding an index directory, the module docstring) are ever removed.
 
     An entry is removed holding the locks of all its indexes (:class:`~indexes.store.IndexLock`, not waiting): one
     that a builder is writing is skipped and listed as busy. The reuse cache (``_cache``) is shared by every
@@ -424,12 +504,11 @@ def collect_garbage(
     :param reuse_cache: also remove the reuse cache.
     :param dry_run: remove nothing, report what would be removed.
     :return: what was (or would be) removed.
-    :raises FileNotFoundError: if ``store`` is not a directory.
+    :raises NotAStoreError: if ``store`` is missing or not an index store (:func:`check_store`).
     :raises PermissionError: if the store cannot be written (and this is not a dry run).
     """
     store = Path(store)
-    if not store.is_dir():
-        raise FileNotFoundError(f"{store}: no such index store")
+    check_store(store)
     if not dry_run and not store_is_writable(store):
         raise PermissionError(errno.EROFS, "the store is read-only, nothing can be removed", str(store))
     result = GcResult(dry_run=dry_run)

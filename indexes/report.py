@@ -20,6 +20,7 @@ from swe_explore.chunking.atomic import write_text_atomic
 from swe_explore.chunking.registry import make_chunker
 from swe_explore.indexes.batch import IndexJob, index_many
 from swe_explore.indexes.cache import CACHE_KINDS
+from swe_explore.indexes.manage import REPORTS_DIR
 from swe_explore.retrievers.registry import make_retriever, retriever_options
 
 #: What ``swe-explore index`` builds without ``--retriever``: the indexes of the default (learned) explorer.
@@ -39,7 +40,7 @@ def run_report_path(store: Path, when: time.struct_time | None = None, pid: int 
     :return: the report path (its directory is not created).
     """
     stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime() if when is None else when)
-    return store / "_reports" / f"index-{stamp}-{os.getpid() if pid is None else pid}.json"
+    return store / REPORTS_DIR / f"index-{stamp}-{os.getpid() if pid is None else pid}.json"
 
 
 def snapshot_dirs(repos: Path) -> list[Path]:

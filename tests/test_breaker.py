@@ -146,7 +146,8 @@ def test_breaker_explore_read_only_store_advice_and_exit_status(
     assert len(err.splitlines()) == 1 and "index_repos.py in a writable store" not in err
     assert "; build it on a writable store with " in err
     assert err.endswith(
-        f".py {snapshot} --store DIR, or pass --snapshot-name NAME to use an entry the store holds under "
+        f".py {snapshot} 'cart total' --retriever bm25 --store DIR, or pass --snapshot-name NAME to use an entry "
+        "the store holds under "
         "another name (swe-explore store list)"
     )
 
@@ -159,8 +160,8 @@ def test_breaker_explore_read_only_store_advice_and_exit_status(
 @pytest.mark.parametrize(
     ("code", "hint"),
     [
-        (errno.EROFS, "Read-only file system (EROFS): the file system is read-only"),
-        (errno.ENOSPC, "No space left on device (ENOSPC): the disk is full"),
+        (errno.EROFS, "Read-only file system (EROFS); write elsewhere"),
+        (errno.ENOSPC, "No space left on device (ENOSPC); free some space"),
     ],
 )
 def test_breaker_index_report_write_failure_is_exit_1_naming_the_file(
@@ -189,7 +190,7 @@ def test_breaker_index_report_write_failure_is_exit_1_naming_the_file(
     lines = capsys.readouterr().err.strip().splitlines()
     (report,) = [line for line in lines if "error" in line]
     assert "backend" not in report and "[Errno" not in report
-    assert f"file operation failed {store / '_reports'}/index-" in report and f".json: {hint}" in report
+    assert f"error: {store / '_reports'}/index-" in report and f".json: {hint}" in report
     assert list((store / "_reports").iterdir()) == []  # no partial report, no temporary
 
 
@@ -300,8 +301,7 @@ def test_breaker_full_disk_leaves_no_output_file_and_names_it(
     assert run_main(_script("evaluate"), [str(predictions), flag, str(target)]) == 1
     (line,) = [x for x in capsys.readouterr().err.strip().splitlines() if ": error: " in x]
     assert line.split(": error: ", 1)[1] == (
-        f"file operation failed {target}: No space left on device (ENOSPC): "
-        "the disk is full; free some space or write elsewhere"
+        f"{target}: No space left on device (ENOSPC); free some space or write elsewhere"
     )
     assert list(out_dir.iterdir()) == []
 
@@ -373,3 +373,13 @@ def test_breaker_per_instance_csv_has_the_resolved_metrics(tmp_path: Path, capsy
     assert list(table[0]) == ["label", "instance_id", "outcome", *METRIC_NAMES, *resolved]
     (pyshop,) = [r for r in table if r["instance_id"] == "mini__pyshop-1"]
     assert (float(pyshop["precision"]), float(pyshop["resolved_precision"])) == (1.0, 0.2)
+
+
+def test_os_error_line_says_the_reason_once() -> None:
+    """A missing path: the file, the OS reason once and what to do, e.g. for ``--store /proc/nope``."""
+    from swe_explore.commands._errors import describe_os_error
+
+    missing = FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), "/proc/nope")
+    assert describe_os_error(missing) == "/proc/nope: No such file or directory (ENOENT); check the path"
+    full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    assert describe_os_error(full) == "No space left on device (ENOSPC); free some space or write elsewhere"

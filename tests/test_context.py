@@ -179,3 +179,35 @@ def test_failed_rows_missing_rows_and_foreign_rows(tmp_path: Path, capsys: pytes
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "not in the bench" in err and str(foreign) in err
+
+
+def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
+    return line[line.index("error: ") :]
+
+
+def test_note_names_every_problem_kind_and_bad_paths_are_usage_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """REGIONS show less than asked in three ways (b.txt 3-9 clipped, missing.py, a.py 20-25 past the end): the
+    note counts each kind. --out equal to the results file is a usage error (exit 2); a missing results file is
+    named once."""
+    bench, repos = _bench(tmp_path)
+    results = _results(tmp_path)
+    base = ["--bench", str(bench), "--repos", str(repos)]
+    assert main([str(results), *base, "--out", str(tmp_path / "out")]) == 0
+    note = capsys.readouterr().err.strip()
+    assert note == (
+        "note: 3 region(s) show less than asked (1 clipped, 1 no_such_file, 1 past_end; e.g. org__repo-1: "
+        f"b.txt:3-9); see problems in {tmp_path / 'out' / 'summary.json'}"
+    )
+    assert _usage_error([str(results), *base, "--out", str(results)], capsys) == (
+        f"error: --out {results} is the input results {results}; it would be overwritten: write elsewhere"
+    )
+    missing = tmp_path / "nores.jsonl"
+    assert _usage_error([str(missing), *base, "--out", str(tmp_path / "o2")], capsys) == (
+        f"error: result file {missing} does not exist"
+    )

@@ -74,3 +74,23 @@ def test_bad_folder_and_empty_issue_are_errors(tmp_path: Path, capsys: pytest.Ca
     with pytest.raises(SystemExit) as exc:
         _explore([str(GOSERVER), "   "])
     assert exc.value.code == 2 and "issue text is empty" in capsys.readouterr().err
+
+
+def test_one_line_is_singular_and_a_filter_matching_nothing_is_noted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A one-line file: ``1 region(s), 1 line`` and ``(1 line, score ...)``; an --include that matches none of
+    the folder's files: one ``note:`` line on stderr naming the flags, 0 regions."""
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / "one.py").write_text("value = 1\n")
+    argv = [str(tmp_path / "one"), "value", "--retriever", "bm25", "--store", str(tmp_path / "st")]
+    assert _explore(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "bm25+function: 1 region(s), 1 line (k=5, budget=500)"
+    assert out[2].startswith("1. one.py:1-1 (1 line, score ")
+    assert _explore([*argv, "--include", "docs/", "--exclude", "a b"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "bm25+function: 0 region(s), 0 lines (k=5, budget=500)\n"
+    assert captured.err.splitlines()[-1] == (
+        f"note: no file matches --include docs/ --exclude 'a b' in {tmp_path / 'one'} (1 file(s) indexed)"
+    )

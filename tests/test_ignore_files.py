@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import runpy
 from pathlib import Path
 
@@ -132,3 +133,55 @@ def test_explore_command_honours_ignore_files(tmp_path: Path, monkeypatch: pytes
     default, off = ([r["path"] for r in json.loads(out)["regions"]] for out in outputs)
     assert default == ["app.py"]
     assert off[0] == "generated/timeout_parser.py"
+
+
+def _git_work_tree(root: Path) -> None:
+    """A git work tree: ``pkg/.gitignore`` ignores ``gen_*.py`` and ``build_out/``; ``pkg/gen_tracked.py`` and
+    ``pkg/build_out/kept.py`` are force-added (tracked), ``pkg/gen_local.py`` and ``pkg/build_out/scratch.py``
+    are not."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    for rel in (
+        "main.py",
+        "pkg/gen_tracked.py",
+        "pkg/gen_local.py",
+        "pkg/build_out/kept.py",
+        "pkg/build_out/scratch.py",
+    ):
+        _write(root, rel)
+    _write(root, "pkg/.gitignore", "gen_*.py\nbuild_out/\n")
+    env = {"PATH": os.environ["PATH"], "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    for args in (
+        ["init", "-q"],
+        ["add", "main.py", "pkg/.gitignore"],
+        ["add", "-f", "pkg/gen_tracked.py", "pkg/build_out/kept.py"],
+    ):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+
+
+def test_git_work_tree_keeps_tracked_files_a_nested_gitignore_matches(tmp_path: Path) -> None:
+    """git never ignores a tracked file: the two force-added files are walked, the two untracked ones matched by
+    ``pkg/.gitignore`` are skipped as ``ignored``."""
+    _git_work_tree(tmp_path)
+    files, stats = walk_snapshot(tmp_path)
+    assert [f.path for f in files if f.path.endswith(".py")] == [
+        "main.py",
+        "pkg/build_out/kept.py",
+        "pkg/gen_tracked.py",
+    ]
+    assert stats.skipped.get("ignored") == 2
+    assert stats.skipped.get("ignored_dir") is None
+
+
+def test_git_work_tree_without_git_falls_back_to_the_ignore_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no git on PATH the ignore files alone decide: ``build_out/`` is pruned, both ``gen_*`` files dropped."""
+    _git_work_tree(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    files, stats = walk_snapshot(tmp_path)
+    assert [f.path for f in files if f.path.endswith(".py")] == ["main.py"]
+    assert (stats.skipped.get("ignored"), stats.skipped.get("ignored_dir")) == (2, 1)

@@ -68,8 +68,16 @@ def test_bad_data_file_is_one_line_naming_it(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"t\.csv:2: precision '1\.5' is not a number in \[0, 1\]"):
         load_paper_rows(bad)
     bad.write_text("explorer,instances,hitreg,source\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"t\.csv: columns must be .* unknown \['hitreg'\]"):
+    with pytest.raises(ValueError, match=r"t\.csv: not the paper's rows: the header must be .*; got unknown 'hitreg'$"):
         load_paper_rows(bad)
+    record = '{"instance_id": "pallets__flask-5014", "repo": "pallets/flask", "a": "1", "b": "2", "c": "3"}'
+    bad.write_text(record + "\n", encoding="utf-8")  # a bench JSONL given as the CSV: its content is not dumped
+    with pytest.raises(ValueError) as exc:
+        load_paper_rows(bad)
+    assert str(exc.value) == (
+        f"{bad}: not the paper's rows: the header must be explorer, instances, source and metric keys; got unknown "
+        """'{"instance_id": "pallets__f...', ' "repo": "pallets/flask"', ' "a": "1"' and 2 more"""
+    )
     with pytest.raises(ValueError, match="missing.csv: cannot read"):
         load_paper_rows(tmp_path / "missing.csv")
 

@@ -239,8 +239,7 @@ def test_case5_disk_full_is_one_line(
     assert run_main(_script("run_baselines"), argv) == 1
     err = capsys.readouterr().err.strip()
     assert err.split(": error: ", 1)[1] == (
-        f"file operation failed {out}: No space left on device (ENOSPC): "
-        "the disk is full; free some space or write elsewhere"
+        f"{out}: No space left on device (ENOSPC); free some space or write elsewhere"
     )
 
 
@@ -249,7 +248,10 @@ def test_case5_unwritable_json_is_one_line(predictions: Path, tmp_path: Path) ->
     (tmp_path / "file").write_text("")
     done = _python("scripts/evaluate.py", str(predictions), "--json", str(tmp_path / "file" / "out.json"))
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines()[-1].startswith("evaluate.py: error: file operation failed")
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"evaluate.py: error: {tmp_path / 'file' / 'out.json'}: File exists (EEXIST); "
+        "a file is in the way, check the path"
+    )
 
 
 def test_case5_missing_model_is_one_line(tmp_path: Path) -> None:

@@ -391,3 +391,26 @@ def test_evaluate_keeps_every_file_of_one_explorer_and_name(tmp_path: Path, caps
     assert "compared: 4 instances present in all 3 files, baseline 'learned'" in printed
     table = printed.splitlines()[3:8]
     assert [line.split("|")[1].strip() for line in table[2:]] == list(summaries)
+
+
+def test_repos_without_bench_is_a_usage_error_unless_it_is_the_mini_repos(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``run_baselines.py --repos DIR`` without ``--bench``: the mini bench would run (or resume) on foreign
+    snapshots, so it is refused (exit 2, one line naming DIR); the mini bench's own repos are accepted."""
+    from swe_explore import MINI_REPOS
+    from swe_explore.commands.run import main as run_main
+
+    (tmp_path / "repos").mkdir()
+    with pytest.raises(SystemExit) as exc:
+        run_main(["--repos", str(tmp_path / "repos"), "--out", str(tmp_path / "x.jsonl")])
+    assert exc.value.code == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.endswith(
+        f"error: --repos {tmp_path / 'repos'} needs --bench FILE, the bench of its snapshots (without --bench the "
+        "mini bench runs, on its own snapshots)"
+    )
+    argv = ["--repos", str(MINI_REPOS), "--out", str(tmp_path / "mini.jsonl"), "--retriever", "bm25", "--quiet"]
+    argv += ["--store", str(tmp_path / "store")]
+    assert run_main(argv) == 0
+    assert len((tmp_path / "mini.jsonl").read_text().splitlines()) == 4

@@ -110,3 +110,31 @@ def test_mcp_session_over_stdio(tmp_path: Path) -> None:
     assert regions[0]["code"] == "\n".join(CART.split("\n")[regions[0]["start"] - 1 : regions[0]["end"]])
     assert json.loads(explored.content[0].text)["regions"] == regions  # the same answer as text
     assert out["missing"].is_error and "nowhere does not exist" in out["missing"].content[0].text
+
+
+def test_serve_refuses_a_store_it_cannot_use_at_start(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--store a file, or under a file: exit 2 and one line before the server starts; a folder without source
+    files gets a note in the service's answers."""
+    from swe_explore.commands.serve import main as serve_main
+
+    (tmp_path / "file.py").write_text("x = 1\n")
+    for store, reason in (
+        (tmp_path / "file.py", f"{tmp_path / 'file.py'} is not a directory"),
+        (
+            tmp_path / "file.py" / "sub" / "store",
+            f"{tmp_path / 'file.py' / 'sub' / 'store'} cannot be created: {tmp_path / 'file.py'} is not a directory",
+        ),
+    ):
+        with pytest.raises(SystemExit) as exc:
+            serve_main(["--store", str(store)])
+        assert exc.value.code == 2
+        line = capsys.readouterr().err.strip().splitlines()[-1]
+        assert line.endswith(f"error: --store {reason}")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.bin").write_bytes(b"\x00\x01")
+    service = ExploreService(store=tmp_path / "store")
+    note = f"no source files indexed in {tmp_path / 'docs'}; see docs/chunking.md for the languages indexed"
+    assert service.index_folder(str(tmp_path / "docs"))["note"] == note
+    answer = service.explore(str(tmp_path / "docs"), "anything")
+    assert (answer["regions"], answer["note"]) == ([], note)
+    assert "note" not in service.index_folder(str(_folder(tmp_path)))

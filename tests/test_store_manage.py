@@ -92,7 +92,16 @@ def test_list_shows_name_folder_configs_size_and_last_used(store: Path, tmp_path
     assert (gone.name, kept.name) == ("gone", "kept")
     assert kept.paths == [str(tmp_path / "here")] and kept.exists()
     assert gone.paths == [str(tmp_path / "nowhere")] and not gone.exists()
-    assert kept.configs == [{"chunker": "function", "key": "function-0123abcd", "retrievers": ["bm25"], "graph": True}]
+    assert kept.configs == [
+        {
+            "kind": "chunks",
+            "chunker": "function",
+            "key": "function-0123abcd",
+            "walk": {},
+            "retrievers": ["bm25"],
+            "graph": True,
+        }
+    ]
     assert kept.size - gone.size == 300 - (len("nowhere") - len("here"))
     assert kept.to_json()["last_used"] == "2026-01-01T00:00:00Z"
 
@@ -298,3 +307,74 @@ def test_gc_skips_an_entry_whose_lock_a_builder_holds(store: Path) -> None:
         result = collect_garbage(store)
     assert result.removed == [] and result.busy == ["gone"]
     assert (store / "gone" / "function-0123abcd" / "chunks.npz").stat().st_size == 1000
+
+
+def _refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run a store command that must be refused (exit 2); return its one error line from ``error: ``."""
+    with pytest.raises(SystemExit) as info:
+        store_main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    return err[-1][err[-1].index("error: ") :]
+
+
+def test_store_commands_refuse_a_source_folder_and_remove_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A source folder given as --store (an entry ``pkg`` without index manifests, no _cache/_reports): list, du
+    and gc --all are refused with one line naming it, exit 2, and its file stays."""
+    folder = tmp_path / "src"
+    source = folder / "pkg" / "shapes.py"
+    _write(source, b"def area(r):\n    return 3 * r * r\n")
+    _write(folder / "pkg" / "manifest.json", b'{"name": "not an index"}')
+    for argv in (["list"], ["du"], ["gc", "--all"], ["gc", "--dry-run"]):
+        line = _refused([*argv, "--store", str(folder)], capsys)
+        assert line == (
+            f"error: --store {folder} is not an index store (no entry holds an index manifest, no _cache or _reports)"
+        )
+    assert source.read_bytes() == b"def area(r):\n    return 3 * r * r\n"
+
+
+def test_store_commands_agree_on_a_missing_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A --store that does not exist: list, du and gc all say ``no such index store``, exit 2; an empty directory
+    is an empty store (0 snapshots, exit 0)."""
+    missing = tmp_path / "nostore"
+    for argv in (["list"], ["du"], ["gc"], ["gc", "--dry-run"]):
+        line = _refused([*argv, "--store", str(missing)], capsys)
+        assert line == f"error: --store {missing}: no such index store"
+    (tmp_path / "empty").mkdir()
+    assert store_main(["list", "--store", str(tmp_path / "empty")]) == 0
+    assert capsys.readouterr().out == f"{tmp_path / 'empty'}: 0 snapshot(s)\n"
+
+
+def test_gc_all_removes_only_entries_holding_indexes(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A store with a stray directory (no index manifest) and a stray file: gc --all removes the two entries and
+    the cache, never the stray ones; list and du do not count them as snapshots."""
+    _write(store / "notes" / "todo.txt", b"keep me")
+    _write(store / "readme.txt", b"keep me too")
+    assert [e.name for e in list_store(store)] == ["gone", "kept"]
+    assert disk_usage(store)["snapshots"] == 2
+    assert store_main(["gc", "--all", "--store", str(store)]) == 0
+    assert sorted(p.name for p in store.iterdir()) == ["_reports", "notes", "readme.txt"]
+    assert (store / "notes" / "todo.txt").read_bytes() == b"keep me"
+
+
+def test_list_names_the_history_index_and_walk_differences(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An entry with a history index (``history-<hash8>``) and a second chunk table walked with ignore_files off:
+    text ``history`` and ``function (ignore_files: off): ...``; JSON kind ``history`` and walk differences."""
+    _write(store / "kept" / "history-00ff00ff" / "manifest.json", b'{"format_version": 1, "kind": "history"}')
+    walk = WalkConfig(ignore_files=False).to_dict()
+    manifest = {"chunker": {"name": "function"}, "snapshot": {"path": str(tmp_path / "here")}, "walk": walk}
+    _write(store / "kept" / "function-44445555" / "manifest.json", json.dumps(manifest).encode())
+    assert store_main(["list", "--store", str(store), "--json"]) == 0
+    kept = json.loads(capsys.readouterr().out)[1]
+    assert [(c["kind"], c["key"], c["walk"]) for c in kept["configs"]] == [
+        ("chunks", "function-0123abcd", {}),
+        ("chunks", "function-44445555", {"ignore_files": False}),
+        ("history", "history-00ff00ff", {}),
+    ]
+    assert store_main(["list", "--store", str(store)]) == 0
+    line = capsys.readouterr().out.splitlines()[2]
+    assert "[function: bm25 + graph; function (ignore_files: off): no retriever; history]" in line

@@ -28,13 +28,26 @@ def die(parser: argparse.ArgumentParser, message: str) -> NoReturn:
     raise SystemExit(2)
 
 
+class _GivenPath(argparse.Action):
+    """Store the path and record that the flag was given (``bench_given``), so a default can be told apart."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.bench_given = True
+
+
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``--bench FILE``, ``--repos DIR`` (both default to the mini bench that ships with the project) and
     ``--issue-map FILE`` (the reference runner's option: issue texts for benches without them).
 
     :param parser: the script's parser.
     """
-    parser.add_argument("--bench", type=Path, default=MINI_BENCH, help="bench JSONL (default: the mini bench)")
+    parser.add_argument(
+        "--bench", type=Path, default=MINI_BENCH, action=_GivenPath, help="bench JSONL (default: the mini bench)"
+    )
+    parser.set_defaults(bench_given=False)
     parser.add_argument(
         "--repos",
         type=Path,
@@ -64,7 +77,9 @@ def load_bench_args(
 ) -> list[Any]:
     """Check ``--bench``/``--repos``/``--issue-map`` and load the bench; exit with a clear message on bad input.
 
-    ``--repos`` may be left out only with the default mini bench; it must be a directory; the bench must load
+    ``--repos`` may be left out only with the default mini bench, and ``--repos`` other than the mini bench's own
+    snapshots needs ``--bench`` (else the mini bench would run, or resume, on foreign snapshots); it must be a
+    directory; the bench must load
     and hold at least one instance with core regions; with ``require_query`` every instance needs an issue text
     (from ``--issue-map``, else its ``problem_statement``), or the error names the first one without. Records
     dropped for empty core regions and issue-map ids that match no record are reported on stderr; with
@@ -82,6 +97,12 @@ def load_bench_args(
         if args.bench.resolve() != MINI_BENCH.resolve():
             parser.error("--repos DIR is required with --bench (the directory of snapshots, one per instance_id)")
         args.repos = MINI_REPOS
+    elif not getattr(args, "bench_given", True) and args.repos.resolve() != MINI_REPOS.resolve():
+        die(
+            parser,
+            f"--repos {args.repos} needs --bench FILE, the bench of its snapshots (without --bench the mini "
+            "bench runs, on its own snapshots)",
+        )
     if not args.repos.is_dir():
         die(parser, f"--repos {args.repos} is not a directory")
     try:

@@ -36,15 +36,17 @@ VERSION_LINE = f"swe-explore-baselines {__version__}"
 """What ``--version`` prints."""
 
 _ERRNO_HINTS = {
-    errno.ENOSPC: "the disk is full; free some space or write elsewhere",
-    errno.EDQUOT: "the disk quota is exceeded; free some space or write elsewhere",
-    errno.EROFS: "the file system is read-only; write elsewhere (another --out, --json or --store)",
-    errno.EACCES: "permission denied; write elsewhere or fix the permissions",
-    errno.EPERM: "operation not permitted; write elsewhere or fix the permissions",
-    errno.ENOENT: "no such file or directory; check the path",
-    errno.EISDIR: "it is a directory; give a file path",
-    errno.ENOTDIR: "a part of the path is not a directory; check the path",
+    errno.ENOSPC: "free some space or write elsewhere",
+    errno.EDQUOT: "free some space or write elsewhere",
+    errno.EROFS: "write elsewhere (another --out, --json or --store)",
+    errno.EACCES: "write elsewhere or fix the permissions",
+    errno.EPERM: "write elsewhere or fix the permissions",
+    errno.ENOENT: "check the path",
+    errno.EISDIR: "give a file path",
+    errno.ENOTDIR: "check the path",
+    errno.EEXIST: "a file is in the way, check the path",
 }
+"""What to do about a failed file operation, per ``errno`` (the OS reason itself is said once, before it)."""
 
 
 def debug_requested(argv: Sequence[str]) -> bool:
@@ -63,18 +65,19 @@ def _options(argv: Sequence[str]) -> list[str]:
 
 
 def describe_os_error(exc: OSError) -> str:
-    """One line for a failed file operation: the file, the OS reason and what to do.
+    """One line for a failed file operation: the file, the OS reason (once) and what to do.
 
     :param exc: the error (``errno`` and ``filename`` are used when set).
-    :return: e.g. ``"cannot write out.jsonl: No space left on device (ENOSPC): the disk is full; ..."``.
+    :return: e.g. ``"out.jsonl: No space left on device (ENOSPC); free some space or write elsewhere"``, without
+        the file when the error names none.
     """
     if not exc.errno:  # raised with a message of its own, e.g. FileNotFoundError("<path>: ...; pass --model PATH")
         return str(exc)
-    target = f" {exc.filename}" if exc.filename else ""
-    code = errno.errorcode.get(exc.errno, "") if exc.errno else ""
+    target = f"{exc.filename}: " if exc.filename else ""
+    code = errno.errorcode.get(exc.errno, "")
     reason = exc.strerror or str(exc) or type(exc).__name__
-    hint = _ERRNO_HINTS.get(exc.errno or -1, "")
-    return f"file operation failed{target}: {reason}" + (f" ({code})" if code else "") + (f": {hint}" if hint else "")
+    hint = _ERRNO_HINTS.get(exc.errno, "")
+    return f"{target}{reason}" + (f" ({code})" if code else "") + (f"; {hint}" if hint else "")
 
 
 def error_message(exc: BaseException) -> tuple[str, int]:

@@ -19,9 +19,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
 
-from swe_explore.commands._args import add_bench_arguments, die, load_bench_args, refuse_writing_into
+from swe_explore.commands._args import (
+    add_bench_arguments,
+    die,
+    load_bench_args,
+    refuse_overwriting_inputs,
+    refuse_writing_into,
+)
 from swe_explore.evaluation.bench import first_ids
 from swe_explore.evaluation.context import MODES, write_contexts
 from swe_explore.evaluation.results import read_rows
@@ -35,8 +42,12 @@ def main(argv: list[str] | None = None) -> int:
         die(parser, f"--k must be >= 1, got {args.k}")
     records = load_bench_args(parser, args, require_query=False)
     refuse_writing_into(parser, [("--out", args.out)], [("--repos", args.repos)])
+    refuse_overwriting_inputs(parser, [("--out", args.out)], [("results", args.results), ("--bench", args.bench)])
     try:
         rows = read_rows(args.results, drop_partial_last=True)
+    except (ValueError, FileNotFoundError, IsADirectoryError) as exc:  # the message names the file
+        die(parser, str(exc))
+    try:
         run = write_contexts(
             rows, records, args.repos, args.out, mode=args.mode, k=args.k, shared_snapshots=args.shared_snapshots
         )
@@ -53,8 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     if problems:
         iid, first = problems[0]
         region = first["region"]
+        kinds = Counter(p["problem"] for _, p in problems)
         print(
-            f"note: {len(problems)} region(s) show less than asked ({first['problem']}, e.g. {iid}: "
+            f"note: {len(problems)} region(s) show less than asked "
+            f"({', '.join(f'{n} {kind}' for kind, n in kinds.items())}; e.g. {iid}: "
             f"{region['path']}:{region['start']}-{region['end']}); see problems in {args.out / 'summary.json'}",
             file=sys.stderr,
         )

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -118,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         regions = _scored_regions(explorer, args.path, issue, args.snapshot_name, filters)
     except ReadOnlyStoreError as exc:  # an operational failure (exit status 1), with advice that fits explore
-        advice = f"build it on a writable store with {parser.prog} {args.path} --store DIR"
+        rerun = _without_store(list(sys.argv[1:] if argv is None else argv))
+        advice = f"build it on a writable store with {parser.prog} {shlex.join(rerun)} --store DIR"
         if args.snapshot_name is None:
             advice += ", or pass --snapshot-name NAME to use an entry the store holds under another name"
             advice += " (swe-explore store list)"
@@ -128,8 +130,13 @@ def main(argv: list[str] | None = None) -> int:
     if store_use is not None and not args.quiet:
         print(store_use.line(), file=sys.stderr)
     walk = getattr(explorer, "walk", None)
-    for note in walk_notes(args.path, walk_snapshot(args.path, walk if isinstance(walk, WalkConfig) else None)[1]):
+    files, stats = walk_snapshot(args.path, walk if isinstance(walk, WalkConfig) else None)
+    for note in walk_notes(args.path, stats):
         print(f"note: {note}", file=sys.stderr)
+    if filters is not None and files and not any(filters.keeps(f.path, f.language) for f in files):
+        print(
+            f"note: no file matches {filters.describe()} in {args.path} ({len(files)} file(s) indexed)", file=sys.stderr
+        )
     previews = [region_preview(args.path, r, args.lines) for r, _ in regions]
     if args.format == "json":
         payload: dict[str, Any] = {
@@ -142,13 +149,32 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(payload, indent=1))
         return 0
     total = sum(r.n_lines for r, _ in regions)
-    print(f"{explorer.name}: {len(regions)} region(s), {total} lines (k={args.k}, budget={args.budget})")
+    print(f"{explorer.name}: {len(regions)} region(s), {_n_lines(total)} (k={args.k}, budget={args.budget})")
     for rank, ((region, score), preview) in enumerate(zip(regions, previews), start=1):
         shown = "" if score is None else f", score {score:.4f}"
-        print(f"\n{rank}. {printable(region.path)}:{region.start}-{region.end} ({region.n_lines} lines{shown})")
+        print(f"\n{rank}. {printable(region.path)}:{region.start}-{region.end} ({_n_lines(region.n_lines)}{shown})")
         for offset, text in enumerate(preview):
             print(f"  {region.start + offset:>6} | {text}")
     return 0
+
+
+def _without_store(argv: list[str]) -> list[str]:
+    """The command's arguments without ``--store DIR`` (or ``--store=DIR``), to suggest the same run elsewhere."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--store":
+            skip = True
+        elif not arg.startswith("--store="):
+            out.append(arg)
+    return out
+
+
+def _n_lines(n: int) -> str:
+    """``1 line``, ``0 lines``, ``12 lines``."""
+    return f"{n} line" if n == 1 else f"{n} lines"
 
 
 def _scored_regions(

@@ -14,8 +14,10 @@ tools (:class:`swe_explore.explore.service.ExploreService`):
   glob lists that filter the K regions by path.
 - ``list_indexes()``: the folders indexed in this session and the snapshots the store holds.
 
-Indexes go to ``--store`` (default ``$SWE_EXPLORE_STORE``, else the user cache directory). The server runs until
-its client closes standard input.
+Indexes go to ``--store`` (default ``$SWE_EXPLORE_STORE``, else the user cache directory); a ``--store`` that is
+a file, or that does not exist and cannot be created, is refused at start (one line, exit status 2). A folder
+with no source file indexed gets a ``note`` in the tools' answers. The server runs until its client closes
+standard input.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from swe_explore import __version__
+from swe_explore.commands._args import die
 from swe_explore.explore.service import DEFAULT_BUDGET, DEFAULT_K, ExploreService
+from swe_explore.indexes.manage import store_is_writable
 from swe_explore.indexes.store import default_store
 
 SERVER_NAME = "swe-explore"
@@ -106,12 +110,37 @@ def build_server(service: ExploreService) -> Any:
     return server
 
 
+def store_problem(store: Path) -> str | None:
+    """Why a store cannot serve, checked before the server starts (a client would otherwise see it only on its
+    first tool call): a path that is not a directory, or a store that does not exist and cannot be created (its
+    nearest existing parent is not a writable directory). An existing read-only store is fine (prebuilt indexes).
+
+    :param store: the store root.
+    :return: a one-line reason naming the path, or ``None``.
+    """
+    if store.exists():
+        return None if store.is_dir() else f"{store} is not a directory"
+    parent = store.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{store} cannot be created: {parent} is not a directory"
+    if not store_is_writable(parent):
+        return f"{store} cannot be created: {parent} is not writable"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; return the exit status (0 when the client closes the session, 1 without the SDK)."""
+    """Run the command line; return the exit status (0 when the client closes the session, 1 without the SDK, 2 a
+    bad ``--store``)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", type=Path, default=None, help="index store root (default: the user cache)")
     parser.add_argument("--model", default=None, help="embedding model for potion/faiss/hybrid explorers")
     args = parser.parse_args(argv)
+    store = args.store or default_store()
+    problem = store_problem(store)
+    if problem is not None:
+        die(parser, f"--store {problem}")
     try:
         import mcp  # noqa: F401
     except ImportError:
@@ -121,6 +150,6 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    service = ExploreService(store=args.store or default_store(), model=args.model)
+    service = ExploreService(store=store, model=args.model)
     build_server(service).run("stdio")
     return 0

@@ -10,7 +10,10 @@ Usage::
 the indexes of snapshots whose folder no longer exists; with ``--older-than DATE`` (``YYYY-MM-DD``, an ISO time,
 or ``30d``) also those last used before it; with ``--all`` every index and the reuse cache; with ``--cache`` the
 reuse cache too (``<store>/_cache``: shared by content, no index points into it, so removing it costs only
-speed on the next build). ``--dry-run`` lists what would go and removes nothing. A snapshot last used from a
+speed on the next build). ``--dry-run`` lists what would go and removes nothing. Every action refuses, with
+exit status 2 and one line naming it, a ``--store`` that does not exist (``no such index store``) or is a
+directory that is not an index store (indexes/manage.py says what is one): a mistyped ``--store`` never lists
+or removes a source folder. A snapshot last used from a
 folder that moved counts as existing once it was used from the new place (README, "Prebuilt indexes").
 """
 
@@ -23,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_explore.commands._args import die
-from swe_explore.indexes.manage import collect_garbage, disk_usage, list_store, parse_date
+from swe_explore.indexes.manage import NotAStoreError, check_store, collect_garbage, disk_usage, list_store, parse_date
 from swe_explore.indexes.store import default_store
 
 
@@ -41,6 +44,23 @@ def format_size(n_bytes: int) -> str:
     raise AssertionError("unreachable")
 
 
+def describe_config(config: dict[str, Any]) -> str:
+    """One index directory of ``store list`` as text: ``history``, or ``<chunker>[ (<walk differences>)]:
+    <retrievers>[ + graph]``, e.g. ``function (ignore_files: off): bm25 + graph``.
+
+    :param config: one of :attr:`~indexes.manage.SnapshotEntry.configs`.
+    :return: the text.
+    """
+    if config["kind"] == "history":
+        return "history"
+    walk = ", ".join(
+        f"{k}: {('on' if v else 'off') if isinstance(v, bool) else json.dumps(v)}" for k, v in config["walk"].items()
+    )
+    where = f" ({walk})" if walk else ""
+    retrievers = ", ".join(config["retrievers"]) or "no retriever"
+    return f"{config['chunker']}{where}: {retrievers}{' + graph' if config['graph'] else ''}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 the store cannot be written, 2 bad input)."""
     parser = _parser()
@@ -48,8 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.action is None:
         parser.print_help()
         return 2
-    if args.store.exists() and not args.store.is_dir():
-        die(parser, f"--store {args.store} is not a directory")
+    if args.action == "gc" and args.older_than is not None:
+        try:
+            args.older_than = parse_date(args.older_than)
+        except ValueError as exc:
+            die(parser, f"--older-than: {exc}")
+    try:
+        check_store(args.store)
+    except NotAStoreError as exc:
+        die(parser, f"--store {exc}")
     if args.action == "list":
         return _list(args)
     if args.action == "du":
@@ -70,10 +97,7 @@ def _list(args: argparse.Namespace) -> int:
     print(f"{args.store}: {len(entries)} snapshot(s)")
     for entry in entries:
         used = entry.to_json()["last_used"] or "never"
-        configs = "; ".join(
-            f"{c['chunker']}: {', '.join(c['retrievers']) or 'no retriever'}{' + graph' if c['graph'] else ''}"
-            for c in entry.configs
-        )
+        configs = "; ".join(describe_config(c) for c in entry.configs)
         where = entry.paths[0] if entry.paths else "(folder unknown)"
         gone = "" if entry.exists() else "  [folder missing]"
         print(f"{entry.name}  {format_size(entry.size)}  last used {used}  [{configs}]  from {where}{gone}")
@@ -95,13 +119,7 @@ def _du(args: argparse.Namespace) -> int:
 def _gc(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``store gc``: remove (or, with ``--dry-run``, list) the stale entries."""
     try:
-        older_than = None if args.older_than is None else parse_date(args.older_than)
-    except ValueError as exc:
-        die(parser, f"--older-than: {exc}")
-    if not args.store.is_dir():
-        die(parser, f"--store {args.store}: no such index store")
-    try:
-        result = collect_garbage(args.store, older_than, args.all, args.cache, args.dry_run)
+        result = collect_garbage(args.store, args.older_than, args.all, args.cache, args.dry_run)
     except PermissionError as exc:
         print(f"{parser.prog}: error: {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1
