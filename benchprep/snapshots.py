@@ -26,7 +26,7 @@ it is and listed) and a failure when its marker names another commit.
 also gets its history file (:data:`~swe_explore.chunking.history.HISTORY_FILE`: ``base_commit`` and its
 ancestors, docs/history.md), written into the temporary tree before the rename; a snapshot already ``present``
 without one gets it added (written atomically), so existing snapshot folders are upgraded in place. The
-histories of one repository's records are read together (:func:`~swe_explore.chunking.history.histories_from_git`:
+histories of one repository's records are read together (:func:`~swe_explore.chunking.history_git.histories_from_git`:
 one diff pass over the commits they share). A history that cannot be read fails that history only: the snapshot
 is made (or kept) without it and :class:`MaterializeReport` lists it.
 
@@ -50,14 +50,8 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from swe_explore.chunking.history import (
-    DEFAULT_MAX_COMMITS,
-    HISTORY_FILE,
-    History,
-    HistoryGitError,
-    histories_from_git,
-    write_history,
-)
+from swe_explore.chunking.history import HISTORY_FILE, History, write_history
+from swe_explore.chunking.history_git import DEFAULT_MAX_COMMITS, HistoryGitError, histories_from_git
 from swe_explore.chunking.walk import SNAPSHOT_MARKER
 
 __all__ = [

@@ -54,7 +54,8 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-from swe_explore.chunking.history import _GIT_OPTIONS, HISTORY_FILE, _env  # the one fixed git environment
+from swe_explore.chunking.history import HISTORY_FILE
+from swe_explore.chunking.history_git import GIT_OPTIONS, git_env  # the one fixed git environment
 from swe_explore.chunking.languages import TEXT, language_for_path, needs_text
 from swe_explore.chunking.lines import decode_source, split_text
 from swe_explore.chunking.types import SourceFile
@@ -329,7 +330,7 @@ def _is_ignored(rel: str, is_dir: bool, rules: _IgnoreRules) -> bool:
 
 def tracked_files(work_tree: Path) -> frozenset[str] | None:
     """The paths git tracks in a work tree: ``git ls-files -z --cached`` run in it, read-only (no optional locks,
-    no fsmonitor hook), in the fixed git environment of :mod:`swe_explore.chunking.history`, never looking above
+    no fsmonitor hook), in the fixed git environment of :mod:`swe_explore.chunking.history_git`, never looking above
     ``work_tree`` for a repository.
 
     :param work_tree: the work tree's top directory (the one holding ``.git``).
@@ -337,8 +338,8 @@ def tracked_files(work_tree: Path) -> frozenset[str] | None:
         submodule is one path); ``None`` when git cannot tell (git missing, not a work tree, git failed).
     """
     root = Path(work_tree).resolve()
-    env = _env() | {"GIT_OPTIONAL_LOCKS": "0", "GIT_CEILING_DIRECTORIES": str(root.parent)}
-    command = ["git", *_GIT_OPTIONS, "-c", "core.fsmonitor=false", "ls-files", "-z", "--cached"]
+    env = git_env() | {"GIT_OPTIONAL_LOCKS": "0", "GIT_CEILING_DIRECTORIES": str(root.parent)}
+    command = ["git", *GIT_OPTIONS, "-c", "core.fsmonitor=false", "ls-files", "-z", "--cached"]
     try:
         proc = subprocess.run(command, capture_output=True, cwd=root, env=env, check=False, timeout=120)
     except (OSError, subprocess.SubprocessError):

@@ -26,7 +26,7 @@ The messages are tokenized with the project's code-aware tokenizer (:class:`~swe
 CodeTokenizer`) and indexed by :class:`~swe_explore.retrievers.bm25.BM25Retriever`, one document per commit.
 
 **Source and currency.** A snapshot's history is its history file, else, for a folder that is a git checkout, its
-``.git`` read at ``HEAD`` (:func:`~swe_explore.chunking.history.history_from_git`, the default bound of ancestors).
+``.git`` read at ``HEAD`` (:func:`~swe_explore.chunking.history_git.history_from_git`, the default bound of ancestors).
 The index is current when its manifest's ``history_sha256`` is the SHA-256 of the history file (for a checkout: of
 ``git:<HEAD id>`` and the bound), and its format version and config are this code's: content, never mtimes. A
 snapshot with neither has no history index (:func:`load_history_index` returns ``None``). **Writing** follows the
@@ -55,15 +55,13 @@ from typing import Any
 
 import numpy as np
 
-from swe_explore.chunking.history import (
+from swe_explore.chunking.history import HISTORY_FILE, History, read_history
+from swe_explore.chunking.history_git import (
     DEFAULT_MAX_COMMITS,
-    HISTORY_FILE,
-    History,
     HistoryGitError,
     git_dir_of,
     head_commit,
     history_from_git,
-    read_history,
 )
 from swe_explore.indexes.cache import ContentCache
 from swe_explore.indexes.files import (
@@ -444,7 +442,7 @@ def _is_current(directory: Path, sha256: str, config: dict[str, Any]) -> bool:
 def _history_source(snapshot_dir: Path) -> tuple[str, Callable[[], History]] | None:
     """Where a snapshot's history comes from, as ``(identity, reader)``: its history file (identity: the file's
     SHA-256), else, for a git checkout, its ``.git`` at ``HEAD`` (identity: the SHA-256 of ``git:<HEAD id>`` and
-    the bounds, :data:`~swe_explore.chunking.history.DEFAULT_MAX_COMMITS` ancestors); ``None`` without either."""
+    the bounds, :data:`~swe_explore.chunking.history_git.DEFAULT_MAX_COMMITS` ancestors); ``None`` without either."""
     history_file = snapshot_dir / HISTORY_FILE
     if history_file.is_file():
 

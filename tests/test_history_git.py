@@ -15,17 +15,13 @@ from pathlib import Path
 import pytest
 
 from swe_explore.benchprep.snapshots import HistoryOptions, SnapshotTask, materialize
-from swe_explore.chunking.history import (
-    HISTORY_FILE,
+from swe_explore.chunking.history import HISTORY_FILE, FileChange, HistoryError, read_history, write_history
+from swe_explore.chunking.history_git import (
     SECONDS_PER_YEAR,
-    FileChange,
-    HistoryError,
     HistoryGitError,
     histories_from_git,
     history_for_snapshot,
     history_from_git,
-    read_history,
-    write_history,
 )
 from swe_explore.commands import materialize as materialize_cmd
 from swe_explore.commands import prepare as prepare_cmd

@@ -25,7 +25,7 @@ from pathlib import Path
 from filelock import Timeout
 
 from swe_explore.benchprep.snapshots import HistoryOptions, MaterializeReport, SnapshotTask, materialize
-from swe_explore.chunking.history import DEFAULT_MAX_COMMITS
+from swe_explore.chunking.history_git import DEFAULT_MAX_COMMITS
 from swe_explore.commands._args import die, refuse_overwriting_inputs
 
 
