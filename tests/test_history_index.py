@@ -22,6 +22,7 @@ from swe_explore.explore.features import (
 )
 from swe_explore.explore.fusion import FusionExplorer
 from swe_explore.explore.history_features import history_ranking
+from swe_explore.explore.ranker import DEFAULT_RANKER_MODEL, load_ensemble
 from swe_explore.indexes.cache import ContentCache
 from swe_explore.indexes.files import StaleIndexError
 from swe_explore.indexes.history import (
@@ -283,20 +284,25 @@ def test_read_only_store(snapshot: Path, tmp_path: Path, read_only: Callable[[Pa
         load_history_index(tmp_path / "snap2", store, "snap2")
 
 
-def test_default_explorer_ignores_the_history_file(snapshot: Path, tmp_path: Path) -> None:
-    """The shipped models use no history: with the history file the default explorer gives the same regions and
-    explorer_config as without, and builds no history index."""
+def test_default_explorer_reads_the_history_when_there_is_one(snapshot: Path, tmp_path: Path) -> None:
+    """The shipped models learn the history features: with the history file the default explorer builds and loads
+    the history index (and takes no history-ranking candidates); without it the features are missing (``nan``)
+    and no history index is built. Both rank cart.py's discount first for the discount issue."""
     plain = tmp_path / "plain"
     shutil.copytree(snapshot, plain)
     (plain / HISTORY_FILE).unlink()
     store = tmp_path / "store"
     explorer = FusionExplorer(store=store)
+    assert any(f.startswith("history_") for f in load_ensemble(DEFAULT_RANKER_MODEL).features)
     with_history = explorer.explore_scored(snapshot, QUERY, "with")
+    assert explorer.load(snapshot, "with").history is not None
+    assert [p.name.startswith("history-") for p in sorted((store / "with").iterdir()) if p.is_dir()].count(True) == 1
     without = FusionExplorer(store=store).explore_scored(plain, QUERY, "without")
-    assert with_history == without and with_history
-    assert explorer.explorer_config == FusionExplorer(store=store).explorer_config
+    assert FusionExplorer(store=store).load(plain, "without").history is None
+    assert not any(p.name.startswith("history-") for p in (store / "without").iterdir())
     assert "history" not in explorer.explorer_config["candidates"]
-    assert not any(p.name.startswith("history-") for p in (store / "with").iterdir())
+    assert with_history[0].path == without[0].path == "pkg/cart.py"
+    assert with_history[0].score != without[0].score  # the history features moved the score
 
 
 def test_a_similar_commit_that_changed_no_file_is_skipped(tmp_path: Path) -> None:
