@@ -4,6 +4,7 @@ Usage::
 
     python scripts/bench_release.py --set NAME=BENCH:REPOS [--set ...] [--mirrors DIR] [--work DIR]
         [--jobs 1 --jobs 2] [--limit N] [--release ../shared/data/release-repos.txt] [--json FILE] [--markdown FILE]
+    python scripts/bench_release.py --from-json FILE      # the tables of an earlier run again
 
     # dev and the two mined eval benches, snapshots already made:
     python scripts/bench_release.py --set dev=../shared/data/dev.jsonl:repos/dev \\
@@ -23,8 +24,10 @@ peak memory is the largest resident set of the process and the workers it waited
 
 Per instance: the explore seconds of each row (``seconds``) and the per-snapshot index seconds of the run report.
 Then the **extrapolation** to the public release (``--release``: its repositories and instance counts): an
-instance of a repository measured here costs its repository's median index + explore seconds; any other instance
-costs the median over every instance measured (said in the output, with how many instances each rule covers).
+instance of a repository measured here costs its repository's mean index (with reuse) + explore seconds; any other
+instance costs the mean over every instance measured (said in the output, with how many instances each rule
+covers): an assumption that the release's other repositories are like the measured ones in size, which the larger
+ones (sympy, django, ...) are not, so read it as an order of magnitude.
 The time on P cores is the one-core total divided by P × the parallel efficiency measured here at two jobs
 (``t1 / (2 t2)``), an assumption stated with the figure.
 
@@ -259,7 +262,7 @@ def extrapolate(sets: list[dict[str, Any]], release: Path, cores: list[int]) -> 
             every.append(cost)
     if not every:
         return {}
-    fallback = statistics.median(every)
+    fallback = statistics.fmean(every)
     total = 0.0
     measured = other = 0
     for line in release.read_text(encoding="utf-8").splitlines():
@@ -268,7 +271,7 @@ def extrapolate(sets: list[dict[str, Any]], release: Path, cores: list[int]) -> 
         repo, _, count = line.partition("\t")
         n = int(count or 0)
         if repo.lower() in by_repo:
-            total += n * statistics.median(by_repo[repo.lower()])
+            total += n * statistics.fmean(by_repo[repo.lower()])
             measured += n
         else:
             total += n * fallback
@@ -317,7 +320,7 @@ def markdown(sets: list[dict[str, Any]], extra: dict[str, Any]) -> str:
     if extra:
         out.append(
             f"**Release extrapolation** ({extra['instances']} instances: {extra['measured_repo_instances']} of"
-            f" repositories measured here at their median cost, {extra['other_instances']} at the median of every"
+            f" repositories measured here at their mean cost, {extra['other_instances']} at the mean of every"
             f" instance measured, {extra['fallback_seconds']:.1f} s; index + explore per instance, materialize"
             f" and evaluate not counted; parallel efficiency {extra['efficiency']:.2f} as measured at 2 jobs,"
             " assumed to hold at more cores)\n"
@@ -336,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     :return: the exit status.
     """
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", action="append", required=True, metavar="NAME=BENCH:REPOS")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=BENCH:REPOS")
     parser.add_argument("--mirrors", default=None, help="materialize missing snapshots from these mirrors")
     parser.add_argument("--work", default=None, help="scratch folder (default: a temporary folder)")
     parser.add_argument("--jobs", action="append", type=int, default=None, help="run with N jobs (repeatable)")
@@ -345,14 +348,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cores", action="append", type=int, default=None, help="extrapolate to P cores")
     parser.add_argument("--json", default=None, help="also write every measurement here")
     parser.add_argument("--markdown", default=None, help="also write the tables here")
+    parser.add_argument("--from-json", default=None, help="print the tables of an earlier --json run (runs nothing)")
     args = parser.parse_args(argv)
     args.jobs = args.jobs or [1, 2]
-    try:
-        sets_spec = [parse_set(s) for s in args.set]
-    except ValueError as exc:
-        parser.error(str(exc))
-    work = Path(args.work or tempfile.mkdtemp(prefix="bench-release-"))
-    sets = [bench_set(name, bench, repos, args, work) for name, bench, repos in sets_spec]
+    if args.from_json:
+        sets = json.loads(Path(args.from_json).read_text(encoding="utf-8"))["sets"]
+    else:
+        if not args.set:
+            parser.error("give --set NAME=BENCH:REPOS (or --from-json FILE)")
+        try:
+            sets_spec = [parse_set(s) for s in args.set]
+        except ValueError as exc:
+            parser.error(str(exc))
+        work = Path(args.work or tempfile.mkdtemp(prefix="bench-release-"))
+        sets = [bench_set(name, bench, repos, args, work) for name, bench, repos in sets_spec]
     release = Path(args.release)
     extra = extrapolate(sets, release, args.cores or [1, 2, 16]) if release.is_file() else {}
     text = markdown(sets, extra)
