@@ -15,9 +15,10 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 from pathlib import Path
 
-__all__ = ["write_bytes_atomic", "write_text_atomic"]
+__all__ = ["replace_directory", "write_bytes_atomic", "write_text_atomic"]
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -92,3 +93,21 @@ def write_text_atomic(path: str | Path, text: str, *, encoding: str = "utf-8") -
     :raises UnicodeEncodeError: if ``text`` cannot be encoded (nothing is written).
     """
     write_bytes_atomic(path, text.encode(encoding))
+
+
+def replace_directory(tmp: Path, target: Path, old: Path) -> None:
+    """Put a fully written directory ``tmp`` in place of ``target``: an existing ``target`` is first renamed to
+    ``old`` (a free sibling name the caller chose) and deleted only after ``tmp`` is in place, so a reader sees the
+    old directory or the new one.
+
+    :param tmp: the new directory (a sibling of ``target``).
+    :param target: the directory to replace or create.
+    :param old: where an existing ``target`` is moved before it is removed.
+    """
+    moved = False
+    if target.exists():
+        os.replace(target, old)
+        moved = True
+    os.replace(tmp, target)
+    if moved:
+        shutil.rmtree(old, ignore_errors=True)

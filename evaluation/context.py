@@ -28,7 +28,6 @@ running again skips instances whose ``context.json`` records the same regions an
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
@@ -36,13 +35,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swe_explore.chunking.atomic import write_text_atomic
+from swe_explore.chunking.atomic import replace_directory, write_text_atomic
 from swe_explore.chunking.lines import PYTHON_SUFFIXES, count_lines, decode, split_text
 from swe_explore.chunking.types import Region
 from swe_explore.evaluation.bench import BenchRecord, find_snapshot
 from swe_explore.evaluation.metrics import resolve_interval
 from swe_explore.evaluation.paths import in_snapshot
-from swe_explore.evaluation.results import OUTCOME_SUCCESS
+from swe_explore.evaluation.results import OUTCOME_SUCCESS, rows_by_id
 
 MODES = ("blank", "remove")
 """How hidden lines of a visible file are hidden: emptied in place, or removed (with a line map)."""
@@ -334,13 +333,7 @@ def write_instance(
             problems=problems,
         )
         (tmp / CONTEXT_FILE).write_text(json.dumps(asdict(context), indent=1) + "\n", encoding="utf-8")
-        old = None
-        if target.exists():
-            old = target.parent / f".{target.name}.old-{secrets.token_hex(8)}.tmp"
-            os.replace(target, old)
-        os.replace(tmp, target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        replace_directory(tmp, target, target.parent / f".{target.name}.old-{secrets.token_hex(8)}.tmp")
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -385,12 +378,7 @@ def write_contexts(
         raise ValueError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
     if k is not None and k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    by_id: dict[str, Mapping[str, Any]] = {}
-    for given in rows:
-        iid = given["instance_id"]
-        if iid in by_id:
-            raise ValueError(f"two result rows for instance {iid!r}")
-        by_id[iid] = given
+    by_id = rows_by_id(rows)
     unknown = sorted(set(by_id) - {r.instance_id for r in records})
     if unknown:
         raise ValueError(f"{len(unknown)} result row(s) for instances not in the bench, e.g. {unknown[:3]}")

@@ -391,6 +391,22 @@ class Coverage:
         return f"scored {self.scored} of {self.bench} bench instances ({', '.join(parts)})"
 
 
+def rows_by_id(rows: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """Result rows keyed by ``instance_id``, in their order.
+
+    :param rows: result rows.
+    :return: ``{instance_id: row}``.
+    :raises ValueError: naming the instance of a second row for it.
+    """
+    by_id: dict[str, Mapping[str, Any]] = {}
+    for given in rows:
+        iid = given["instance_id"]
+        if iid in by_id:
+            raise ValueError(f"two result rows for instance {iid!r}")
+        by_id[iid] = given
+    return by_id
+
+
 def evaluate_rows(
     rows: Iterable[Mapping[str, Any]],
     records: Sequence[BenchRecord],
@@ -432,12 +448,7 @@ def evaluate_rows(
     """
     if missing_rows not in ("zero", "skip", "error"):
         raise ValueError(f"missing_rows must be 'zero', 'skip' or 'error', got {missing_rows!r}")
-    by_id: dict[str, Mapping[str, Any]] = {}
-    for given in rows:
-        iid = given["instance_id"]
-        if iid in by_id:
-            raise ValueError(f"two result rows for instance {iid!r}")
-        by_id[iid] = given
+    by_id = rows_by_id(rows)
     known = {r.instance_id for r in records}
     unknown = sorted(set(by_id) - known)
     if unknown:

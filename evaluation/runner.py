@@ -300,15 +300,8 @@ def _run_locked(
         return report
     stop_on = () if keep_going else _operational_errors()
     with ResultsWriter(out) as writer:
-        for record in tqdm(records, desc=explorer.name, unit="instance", disable=not progress):
-            if record.instance_id in done:
-                continue
-            snapshot = snapshots[record.instance_id]
-            if snapshot is None:
-                report.missing.append(record.instance_id)
-                logger.warning("%s: no snapshot under %s; skipped", record.instance_id, repos_dir)
-                continue
-            commit = check_snapshot(record, snapshot)
+        pending = tqdm(records, desc=explorer.name, unit="instance", disable=not progress)
+        for record, snapshot, commit in _pending(pending, done, snapshots, repos_dir, report):
             try:
                 row, seconds = _explore_one(
                     explorer, record, snapshot, snapshot.name, str(snapshot), commit, config, stop_on
@@ -475,6 +468,27 @@ def explore_group(
     return result
 
 
+def _pending(
+    records: Iterable[BenchRecord],
+    done: set[str],
+    snapshots: Mapping[str, Path | None],
+    repos_dir: Path,
+    report: RunReport,
+) -> Iterator[tuple[BenchRecord, Path, str | None]]:
+    """The records still to run, with their snapshot and its known commit; those without a snapshot are recorded
+    in ``report.missing`` (and logged) and skipped; a snapshot at another commit raises ``SnapshotCommitError``
+    (:func:`~evaluation.bench.check_snapshot`)."""
+    for record in records:
+        if record.instance_id in done:
+            continue
+        snapshot = snapshots[record.instance_id]
+        if snapshot is None:
+            report.missing.append(record.instance_id)
+            logger.warning("%s: no snapshot under %s; skipped", record.instance_id, repos_dir)
+            continue
+        yield record, snapshot, check_snapshot(record, snapshot)
+
+
 def _run_parallel(
     explorer: Explorer,
     records: Sequence[BenchRecord],
@@ -490,15 +504,7 @@ def _run_parallel(
     """The parallel branch of :func:`run_explorer`: one task per snapshot, rows appended as tasks finish, then
     ``out`` put in bench order."""
     groups: dict[Path, list[GroupItem]] = {}
-    for record in records:
-        if record.instance_id in done:
-            continue
-        snapshot = snapshots[record.instance_id]
-        if snapshot is None:
-            report.missing.append(record.instance_id)
-            logger.warning("%s: no snapshot under %s; skipped", record.instance_id, repos_dir)
-            continue
-        commit = check_snapshot(record, snapshot)
+    for record, snapshot, commit in _pending(records, done, snapshots, repos_dir, report):
         item = GroupItem(record, str(snapshot.absolute()), snapshot.name, str(snapshot), commit)
         groups.setdefault(snapshot.absolute(), []).append(item)
     config = explorer.explorer_config

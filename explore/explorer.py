@@ -36,7 +36,7 @@ from swe_explore.explore.priors import RankPriors, apply_priors
 from swe_explore.explore.reference import REFERENCE_EXPLORERS
 from swe_explore.explore.shaping import ShapeConfig, shape_config
 from swe_explore.indexes.build import BuildReport, LoadedIndex, ensure_index, open_index
-from swe_explore.indexes.manage import StoreUse, mark_used, store_name
+from swe_explore.indexes.manage import StoreNames, StoreUse, mark_used
 from swe_explore.indexes.store import LastLoaded, default_store
 from swe_explore.retrievers.registry import make_retriever
 
@@ -104,7 +104,8 @@ class IndexedExplorer:
         make_retriever(self.retriever, **self.retriever_options)  # validate name and options now
         self._rebuilt: set[Path] = set()
         self._loaded: LastLoaded[LoadedIndex] = LastLoaded()
-        self._names: dict[Path, str] = {}
+        #: A folder's name in the store when none is given, looked up once per folder.
+        self._store_name = StoreNames(self.store, self._chunker, self.walk)
         #: The snapshots this explorer built or found current, for the commands' ``indexes: ...`` line.
         self.store_use = StoreUse(Path(self.store))
 
@@ -148,14 +149,6 @@ class IndexedExplorer:
         self.store_use.note(snapshot_name, bool(report.built))
         mark_used(self.store, snapshot_name, snapshot_dir)
         return report
-
-    def _store_name(self, snapshot_dir: str | Path) -> str:
-        """A folder's name in the store when none is given (:func:`~swe_explore.indexes.manage.store_name`, looked
-        up once per folder)."""
-        folder = Path(snapshot_dir).resolve()
-        if folder not in self._names:
-            self._names[folder] = store_name(self.store, folder, self._chunker, self.walk)
-        return self._names[folder]
 
     def load(self, snapshot_dir: str | Path, snapshot_name: str | None = None) -> LoadedIndex:
         """The snapshot's index, built if needed and loaded; the last one loaded is kept in memory

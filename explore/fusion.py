@@ -49,7 +49,7 @@ from swe_explore.indexes.build import ensure_index, open_index
 from swe_explore.indexes.graph import CorruptGraphError, chunks_fingerprint
 from swe_explore.indexes.graph_store import ensure_graph_once, graph_dir_for, open_graph
 from swe_explore.indexes.history import ensure_history_index, open_history_index
-from swe_explore.indexes.manage import StoreUse, mark_used, store_name
+from swe_explore.indexes.manage import StoreNames, StoreUse, mark_used
 from swe_explore.indexes.store import LastLoaded, default_store
 from swe_explore.retrievers.registry import make_retriever
 
@@ -142,7 +142,8 @@ class FusionExplorer:
         )
         self._chunker = make_chunker(self.chunker)
         self._loaded: LastLoaded[SnapshotIndex] = LastLoaded()
-        self._names: dict[Path, str] = {}
+        #: A folder's name in the store when none is given, looked up once per folder.
+        self._store_name = StoreNames(self.store, self._chunker, self.walk)
         #: The snapshots this explorer built or found current, for the commands' ``indexes: ...`` line.
         self.store_use = StoreUse(Path(self.store))
 
@@ -199,14 +200,6 @@ class FusionExplorer:
         self.store_use.note(snapshot_name, built)
         mark_used(self.store, snapshot_name, Path(snapshot_dir))
         return built
-
-    def _store_name(self, snapshot_dir: str | Path) -> str:
-        """A folder's name in the store when none is given (:func:`~swe_explore.indexes.manage.store_name`, looked
-        up once per folder)."""
-        folder = Path(snapshot_dir).resolve()
-        if folder not in self._names:
-            self._names[folder] = store_name(self.store, folder, self._chunker, self.walk)
-        return self._names[folder]
 
     def load(self, snapshot_dir: str | Path, snapshot_name: str | None = None) -> SnapshotIndex:
         """The snapshot's loaded index (built if needed); the last one loaded is kept in memory

@@ -85,6 +85,7 @@ from swe_explore.indexes.store import (
     snapshot_fingerprint,
     temporary_path,
     toolkit_version,
+    write_retriever_manifest,
 )
 from swe_explore.retrievers.base import Retriever
 from swe_explore.retrievers.features import build_retrievers
@@ -711,16 +712,7 @@ def _write_retriever_dir(
     with atomic_directory(rdir) as tmp:
         (tmp / "data").mkdir()
         save_retriever(retriever, tmp / "data", part_dirs)
-        write_json(
-            tmp / MANIFEST,
-            expect
-            | {
-                "toolkit_version": toolkit_version(),
-                "created_at": now_iso(),
-                "meta_sha256": file_sha256(tmp / "data" / META_FILE),
-                "seconds": {"build": round(build_seconds, 4)},
-            },
-        )
+        write_retriever_manifest(tmp, expect, build_seconds)
     _add_seconds(report, retriever.name, build_seconds + time.perf_counter() - t0)
     report.built.append(retriever.name)
 

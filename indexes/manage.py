@@ -66,6 +66,7 @@ __all__ = [
     "GcResult",
     "NotAStoreError",
     "SnapshotEntry",
+    "StoreNames",
     "StoreUse",
     "check_store",
     "collect_garbage",
@@ -175,6 +176,30 @@ def store_name(store: Path, snapshot_dir: Path, chunker: Chunker, walk_config: W
         if fingerprint == present:
             return name
     return key
+
+
+class StoreNames:
+    """:func:`store_name` looked up once per folder, as an explorer needs it for every query.
+
+    :param store: the store root.
+    :param chunker: the explorer's chunker.
+    :param walk_config: its walking rules.
+    """
+
+    def __init__(self, store: Path, chunker: Chunker, walk_config: WalkConfig) -> None:
+        self.store, self.chunker, self.walk_config = Path(store), chunker, walk_config
+        self._names: dict[Path, str] = {}
+
+    def __call__(self, snapshot_dir: str | Path) -> str:
+        """The folder's name in the store (:func:`store_name`, remembered by resolved path).
+
+        :param snapshot_dir: the folder.
+        :return: its store name.
+        """
+        folder = Path(snapshot_dir).resolve()
+        if folder not in self._names:
+            self._names[folder] = store_name(self.store, folder, self.chunker, self.walk_config)
+        return self._names[folder]
 
 
 @dataclass

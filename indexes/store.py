@@ -69,8 +69,18 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 from filelock import FileLock
 
+from swe_explore.chunking.atomic import replace_directory
 from swe_explore.chunking.types import Chunk, SourceFile
-from swe_explore.indexes.files import MANIFEST, CorruptIndexError, StaleIndexError, check_files, read_json, write_json
+from swe_explore.indexes.files import (
+    MANIFEST,
+    META_FILE,
+    CorruptIndexError,
+    StaleIndexError,
+    check_files,
+    file_sha256,
+    read_json,
+    write_json,
+)
 
 #: The files of a chunk table (:meth:`ChunkTable.save`), whose sizes and SHA-256 the chunker manifest records.
 CHUNK_FILES = ("chunks.json", "chunks.npz")
@@ -223,13 +233,7 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     tmp.mkdir()
     try:
         yield tmp
-        old = None
-        if target.exists():
-            old = temporary_path(target, "old-")
-            os.replace(target, old)
-        os.replace(tmp, target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        replace_directory(tmp, target, temporary_path(target, "old-"))
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -482,3 +486,23 @@ class ReadOnlyStoreError(ValueError):
         self.cause = cause
         reason = cause.strerror or type(cause).__name__
         super().__init__(f"{path}: missing or stale, and the store is read-only ({reason}); {advice}")
+
+
+def write_retriever_manifest(tmp: Path, expect: dict[str, Any], build_seconds: float) -> None:
+    """Write a retriever directory's manifest: ``expect`` plus toolkit version, time, ``retriever.json``'s hash and
+    the build seconds (0 for a copy).
+
+    :param tmp: the directory being written (holding ``data/``).
+    :param expect: the manifest's identifying fields (config, chunk table).
+    :param build_seconds: seconds the retriever took to build.
+    """
+    write_json(
+        tmp / MANIFEST,
+        expect
+        | {
+            "toolkit_version": toolkit_version(),
+            "created_at": now_iso(),
+            "meta_sha256": file_sha256(tmp / "data" / META_FILE),
+            "seconds": {"build": round(build_seconds, 4)},
+        },
+    )

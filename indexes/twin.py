@@ -20,15 +20,18 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swe_explore.indexes.build import _add_seconds, _check_retriever_dir, _is_current, _jsonable
+from swe_explore.indexes.build import (
+    _add_seconds,
+    _check_retriever_dir,
+    _is_current,
+    _jsonable,
+)
 from swe_explore.indexes.cache import TWIN_KIND, CacheNamespace
 from swe_explore.indexes.files import (
     MANIFEST,
-    META_FILE,
     CorruptIndexError,
     StaleIndexError,
     file_records,
-    file_sha256,
     read_json,
     write_json,
 )
@@ -39,6 +42,7 @@ from swe_explore.indexes.store import (
     check_manifest,
     now_iso,
     toolkit_version,
+    write_retriever_manifest,
 )
 from swe_explore.retrievers.base import Retriever
 
@@ -164,23 +168,9 @@ def copy_retriever_from_twin(run: _Run, rdir: Path, retriever: Retriever, expect
         with atomic_directory(rdir) as tmp:
             shutil.copytree(source / "data", tmp / "data", copy_function=shutil.copyfile)
             _check_retriever_dir(tmp, retriever, read_json(source / MANIFEST))  # the copy is what was checked
-            _write_manifest(tmp, expect)
+            write_retriever_manifest(tmp, expect, 0.0)
     except (CorruptIndexError, OSError):
         return False
     _add_seconds(run.report, retriever.name, time.perf_counter() - t0)
     run.report.built.append(retriever.name)
     return True
-
-
-def _write_manifest(tmp: Path, expect: dict[str, Any]) -> None:
-    """A copied retriever directory's manifest: ``expect`` plus version, time, ``retriever.json``'s hash."""
-    write_json(
-        tmp / MANIFEST,
-        expect
-        | {
-            "toolkit_version": toolkit_version(),
-            "created_at": now_iso(),
-            "meta_sha256": file_sha256(tmp / "data" / META_FILE),
-            "seconds": {"build": 0.0},
-        },
-    )
