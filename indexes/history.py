@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from swe_explore.chunking.history import HISTORY_FILE, History, read_history
+from swe_explore.chunking.history import HISTORY_FILE, History, HistoryColumns, read_history_columns
 from swe_explore.chunking.history_git import (
     DEFAULT_MAX_COMMITS,
     HistoryGitError,
@@ -340,13 +340,6 @@ def _read_manifest(path: Path) -> dict[str, Any]:
     return manifest
 
 
-def _hunk_span(new_start: int, new_count: int) -> tuple[int, int]:
-    """The new-side span of one hunk (module docstring)."""
-    if new_count > 0:
-        return (new_start, new_start + new_count - 1)
-    return (max(new_start, 1), new_start + 1)
-
-
 def _piece(tokens: list[str]) -> tuple[bytes, bytes] | None:
     """One commit's term counts as a cache piece (the row :func:`~swe_explore.indexes.reuse._split_counts` would
     cut from :func:`~swe_explore.retrievers.features.counts_from_tokens`: terms by code point, int32 counts);
@@ -359,14 +352,16 @@ def _piece(tokens: list[str]) -> tuple[bytes, bytes] | None:
     return b"\0".join(t.encode("utf-8", "surrogatepass") for t in terms), data.tobytes()
 
 
-def _message_counts(history: History, tokenizer: CodeTokenizer, cache: ContentCache | None) -> TermCounts:
+def _message_counts(
+    ids: list[str], messages: list[str], tokenizer: CodeTokenizer, cache: ContentCache | None
+) -> TermCounts:
     """The commits' term counts, one row per commit: from the cache where stored, else tokenized (and stored)."""
-    messages = [c.message for c in history.commits]
     if cache is None:
         return counts_from_tokens([tokenizer.tokenize(m) for m in messages])
     namespace = cache.namespace("term_counts", {"source": "commit_messages", "tokenizer": tokenizer.config()})
     digests = [
-        hashlib.sha256(f"{c.id}\0{c.message}".encode("utf-8", "surrogatepass")).hexdigest() for c in history.commits
+        hashlib.sha256(f"{cid}\0{message}".encode("utf-8", "surrogatepass")).hexdigest()
+        for cid, message in zip(ids, messages)
     ]
     payloads = namespace.get_many(digests)
     pieces = []
@@ -384,47 +379,59 @@ def _message_counts(history: History, tokenizer: CodeTokenizer, cache: ContentCa
 
 
 def build_history_index(
-    history: History, tokenizer: CodeTokenizer | None = None, cache: ContentCache | None = None, sha256: str = ""
+    history: History | HistoryColumns,
+    tokenizer: CodeTokenizer | None = None,
+    cache: ContentCache | None = None,
+    sha256: str = "",
 ) -> HistoryIndex:
-    """Build the history index of a history (module docstring).
+    """Build the history index of a history (module docstring), with array operations over its columns.
 
-    :param history: the history (newest commit first).
+    :param history: the history (newest commit first), as tuples or as columns (what a history file is read as).
     :param tokenizer: the messages' tokenizer (default ``CodeTokenizer()``).
     :param cache: the content-addressed cache to take and store per-commit term counts, or ``None``.
     :param sha256: the history file's SHA-256, recorded for the currency check.
     :return: the index.
     """
     tok = tokenizer or CodeTokenizer()
-    commits = history.commits
-    paths = sorted({p for c in commits for f in c.files for p in (f.path, f.old_path) if p is not None})
+    cols = history if isinstance(history, HistoryColumns) else HistoryColumns.from_history(history)
+    n = len(cols.ids)
+    renamed = [j for j, o in enumerate(cols.old_paths) if o is not None]
+    old_paths = [o for o in cols.old_paths if o is not None]
+    paths = sorted(set(cols.paths).union(old_paths))
     pid = {p: j for j, p in enumerate(paths)}
-    path_ptr = [0]
-    path_ids: list[int] = []
-    hunk_ptr = [0]
-    spans: list[tuple[int, int]] = []
-    for commit in commits:
-        entries: dict[int, list[tuple[int, int]]] = {}
-        for change in commit.files:
-            entries.setdefault(pid[change.path], []).extend(_hunk_span(h[2], h[3]) for h in change.hunks)
-            if change.old_path is not None:
-                entries.setdefault(pid[change.old_path], [])
-        for j in sorted(entries):
-            path_ids.append(j)
-            spans.extend(sorted(set(entries[j])))
-            hunk_ptr.append(len(spans))
-        path_ptr.append(len(path_ids))
+    n_paths = max(len(paths), 1)
+    change_commit = np.repeat(np.arange(n, dtype=np.int64), np.diff(cols.file_ptr))
+    change_key = change_commit * n_paths + np.fromiter((pid[p] for p in cols.paths), np.int64, len(cols.paths))
+    old_key = change_commit[renamed] * n_paths + np.fromiter((pid[p] for p in old_paths), np.int64, len(renamed))
+    # One entry per (commit, path): sorted by commit, then path id; a rename's old path is an entry without spans.
+    keys = np.unique(np.concatenate([change_key, old_key]))
+    path_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys // n_paths, minlength=n), out=path_ptr[1:])
+    # Each hunk's new-side span, its entry, then per entry the distinct spans in order.
+    hunk_entry = np.searchsorted(keys, np.repeat(change_key, np.diff(cols.hunk_ptr)))
+    c, d = cols.hunks[:, 2], cols.hunks[:, 3]
+    start = np.where(d > 0, c, np.maximum(c, 1))
+    end = np.where(d > 0, c + d - 1, c + 1)
+    order = np.lexsort((end, start, hunk_entry))
+    hunk_entry, start, end = hunk_entry[order], start[order], end[order]
+    if order.size:
+        keep = np.ones(order.size, dtype=bool)
+        keep[1:] = (np.diff(hunk_entry) != 0) | (np.diff(start) != 0) | (np.diff(end) != 0)
+        hunk_entry, start, end = hunk_entry[keep], start[keep], end[keep]
+    hunk_ptr = np.zeros(keys.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(hunk_entry, minlength=keys.size), out=hunk_ptr[1:])
     bm25 = BM25Retriever(tokenizer=tok)
-    bm25.build_from_features({"counts": _message_counts(history, tok, cache)})
+    bm25.build_from_features({"counts": _message_counts(cols.ids, cols.messages, tok, cache)})
     return HistoryIndex(
-        history.base_commit,
-        [c.id for c in commits],
+        cols.base_commit,
+        list(cols.ids),
         paths,
-        np.asarray([c.time for c in commits], dtype=np.int64),
-        np.asarray([is_fix(c.message) for c in commits], dtype=np.uint8),
-        np.asarray(path_ptr, dtype=np.int64),
-        np.asarray(path_ids, dtype=np.int32),
-        np.asarray(hunk_ptr, dtype=np.int64),
-        np.asarray(spans, dtype=np.int32).reshape(-1, 2),
+        cols.times.astype(np.int64),
+        np.asarray([is_fix(m) for m in cols.messages], dtype=np.uint8),
+        path_ptr,
+        (keys % n_paths).astype(np.int32),
+        hunk_ptr,
+        np.stack([start, end], axis=1).astype(np.int32).reshape(-1, 2),
         bm25,
         sha256,
     )
@@ -439,15 +446,15 @@ def _is_current(directory: Path, sha256: str, config: dict[str, Any]) -> bool:
     return bool(manifest.get("history_sha256") == sha256 and manifest.get("config") == config)
 
 
-def _history_source(snapshot_dir: Path) -> tuple[str, Callable[[], History]] | None:
+def _history_source(snapshot_dir: Path) -> tuple[str, Callable[[], History | HistoryColumns]] | None:
     """Where a snapshot's history comes from, as ``(identity, reader)``: its history file (identity: the file's
     SHA-256), else, for a git checkout, its ``.git`` at ``HEAD`` (identity: the SHA-256 of ``git:<HEAD id>`` and
     the bounds, :data:`~swe_explore.chunking.history_git.DEFAULT_MAX_COMMITS` ancestors); ``None`` without either."""
     history_file = snapshot_dir / HISTORY_FILE
     if history_file.is_file():
 
-        def from_file() -> History:
-            history = read_history(history_file)
+        def from_file() -> HistoryColumns:
+            history = read_history_columns(history_file)
             assert history is not None  # the file exists
             return history
 

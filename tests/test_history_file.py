@@ -18,6 +18,7 @@ from swe_explore.chunking.history import (
     changed_paths,
     commits_touching,
     read_history,
+    read_history_columns,
     write_history,
 )
 from swe_explore.chunking.walk import WalkConfig, WalkStats, iter_source_files
@@ -46,8 +47,20 @@ def test_round_trip_and_deterministic_bytes(tmp_path: Path) -> None:
     write_history(tmp_path, _history())
     assert path.read_bytes() == first
     assert read_history(tmp_path, A[:12]) == _history()
-    header = json.loads(gzip.decompress(first).decode().splitlines()[0])
-    assert header == {"base_commit": A, "bounds": {"max_commits": 5000, "since": None}, "format": 1, "n_commits": 3}
+    lines = gzip.decompress(first).decode().splitlines()
+    assert json.loads(lines[0]) == {
+        "base_commit": A,
+        "bounds": {"max_commits": 5000, "since": None},
+        "format": 2,
+        "n_commits": 3,
+    }
+    assert json.loads(lines[1]) == {
+        "files": [["src/p.py", "M", None, "10 2 10 3"]],
+        "id": A,
+        "message": "Fix the parser",
+        "time": 300,
+    }
+    assert json.loads(lines[2])["files"] == [["src/u2.py", "R", "src/u.py", ""], ["src/p.py", "M", None, ""]]
 
 
 def test_no_file_is_none_and_another_commit_is_an_error(tmp_path: Path) -> None:
@@ -97,3 +110,72 @@ def test_a_message_with_unicode_line_separators_round_trips(tmp_path: Path) -> N
     history = History(A, (Commit(A, 1, odd),), {})
     write_history(tmp_path, history)
     assert read_history(tmp_path) == history
+
+
+def _write_lines(target: Path, fmt: int, commits: list[dict[str, object]]) -> None:
+    header = {"format": fmt, "base_commit": A, "n_commits": len(commits), "bounds": {}}
+    lines = [json.dumps(header)] + [json.dumps(c) for c in commits]
+    target.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+
+
+def test_a_format_1_file_reads_as_the_same_history_and_columns(tmp_path: Path) -> None:
+    old = [
+        {"id": A, "time": 300, "message": "Fix the parser", "files": [{"path": "src/p.py", "hunks": [[10, 2, 10, 3]]}]},
+        {
+            "id": B,
+            "time": 200,
+            "message": "Rename util",
+            "files": [{"path": "src/u2.py", "status": "R", "old_path": "src/u.py"}, {"path": "src/p.py"}],
+        },
+        {
+            "id": C,
+            "time": 100,
+            "message": "Initial",
+            "files": [{"path": "src/u.py", "status": "A", "hunks": [[0, 0, 1, 40]]}],
+        },
+    ]
+    _write_lines(tmp_path / "v1.jsonl.gz", 1, old)
+    v2 = write_history(tmp_path / "v2.jsonl.gz", _history())
+    expected = History(A, _history().commits, {})
+    assert read_history(tmp_path / "v1.jsonl.gz") == expected
+    assert read_history(v2) == _history()
+    for cols in (read_history_columns(tmp_path / "v1.jsonl.gz"), read_history_columns(v2)):
+        assert cols is not None
+        assert cols.ids == [A, B, C] and cols.times.tolist() == [300, 200, 100]
+        assert cols.file_ptr.tolist() == [0, 1, 3, 4]
+        assert cols.paths == ["src/p.py", "src/u2.py", "src/p.py", "src/u.py"]
+        assert cols.statuses == ["M", "R", "M", "A"] and cols.old_paths == [None, "src/u.py", None, None]
+        assert cols.hunk_ptr.tolist() == [0, 1, 1, 1, 2]
+        assert cols.hunks.tolist() == [[10, 2, 10, 3], [0, 0, 1, 40]]
+        assert cols.to_history().commits == _history().commits
+
+
+@pytest.mark.parametrize(
+    ("row", "problem"),
+    [
+        (["src/p.py", "M", None, "10 2 10"], "src/p.py: hunks are not groups of four numbers"),
+        (["src/p.py", "M", None, "10  2 10 3"], "src/p.py: hunks are not groups of four numbers"),
+        (["src/p.py", "M", None, "10 2 10 3 "], "src/p.py: hunks are not groups of four numbers"),
+        (["src/p.py", "M", None, "-1 2 10 3"], "src/p.py: hunks are not groups of four numbers"),
+        (["src/p.py", "M", None, "1 2 10 1000000000"], "src/p.py: hunks are not groups of four numbers"),
+        (["src/p.py", "M", None, [1, 2, 3, 4]], "src/p.py: hunks are not groups of four numbers"),
+        (["src/p.py", "X", None, ""], "src/p.py: unknown status 'X'"),
+        (["src/p.py", "R", 7, ""], "src/p.py: old_path is not a string"),
+        (["", "M", None, ""], "a file change without a path"),
+        ({"path": "src/p.py"}, r"a file change is not a list \[path, status, old_path, hunks\]"),
+    ],
+)
+def test_a_bad_format_2_change_names_the_line_and_the_problem(tmp_path: Path, row: object, problem: str) -> None:
+    good = {"id": A, "time": 2, "message": "ok", "files": [["a.py", "M", None, "1 1 1 1"]]}
+    bad = {"id": B, "time": 1, "message": "bad", "files": [["b.py", "A", None, ""], row]}
+    _write_lines(tmp_path / HISTORY_FILE, 2, [good, bad])
+    for reader in (read_history, read_history_columns):
+        with pytest.raises(HistoryError, match=rf"line 3: commit bbbbbbbbbbbb: {problem}"):
+            reader(tmp_path)
+
+
+def test_the_writer_refuses_a_hunk_number_the_format_cannot_hold(tmp_path: Path) -> None:
+    huge = History(A, (Commit(A, 1, "x", (FileChange("p.py", "M", None, ((1, 1, 10**9, 1),)),)),), {})
+    with pytest.raises(ValueError, match=r"p\.py: a hunk number outside 0\.\.999999999"):
+        write_history(tmp_path, huge)
+    assert not (tmp_path / HISTORY_FILE).exists()

@@ -11,7 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from swe_explore.chunking.history import HISTORY_FILE, Commit, FileChange, History, write_history
+from swe_explore.chunking.history import (
+    HISTORY_FILE,
+    Commit,
+    FileChange,
+    History,
+    HistoryColumns,
+    read_history_columns,
+    write_history,
+)
 from swe_explore.explore.features import (
     FEATURE_GROUPS,
     FROM_HISTORY,
@@ -363,3 +371,38 @@ def test_a_git_checkout_gets_its_history_index_from_head(tmp_path: Path) -> None
     second = load_history_index(repo, store)
     assert second is not None and second.n_commits == 2 and second.fix.tolist() == [1, 0]
     assert second.paths == ["pkg/cart.py"]
+
+
+def test_spans_are_sorted_and_distinct_and_a_rename_lists_both_paths(tmp_path: Path) -> None:
+    """One commit: b.py twice with unsorted and repeated hunks, a rename a.py -> c.py, and b.py's old path equal
+    to a changed path; hand-computed CSR arrays, the same from tuples, from columns and from the file."""
+    history = History(
+        IDS[0],
+        (
+            Commit(
+                IDS[0],
+                10,
+                "Move a to c",
+                (
+                    FileChange("b.py", "M", None, ((9, 1, 9, 2), (1, 1, 1, 1))),
+                    FileChange("c.py", "R", "a.py", ((4, 0, 5, 1),)),
+                    FileChange("b.py", "M", None, ((1, 1, 1, 1), (0, 3, 0, 0))),
+                ),
+            ),
+            Commit(IDS[1], 5, "Add a", (FileChange("a.py", "A", None, ((0, 0, 1, 4),)),)),
+        ),
+        {},
+    )
+    write_history(tmp_path, history)
+    columns = read_history_columns(tmp_path)
+    assert columns is not None
+    for built in (
+        build_history_index(history),
+        build_history_index(HistoryColumns.from_history(history)),
+        build_history_index(columns),
+    ):
+        assert built.paths == ["a.py", "b.py", "c.py"]
+        assert built.path_ptr.tolist() == [0, 3, 4] and built.path_ids.tolist() == [0, 1, 2, 0]
+        assert built.hunk_ptr.tolist() == [0, 0, 2, 3, 4]  # b.py: (1, 1) three times (a deletion after line 0 too)
+        assert built.hunk_spans.tolist() == [[1, 1], [9, 10], [5, 5], [1, 4]]
+        assert built.hunk_spans.dtype == np.int32 and built.path_ids.dtype == np.int32
