@@ -55,11 +55,13 @@ About half of it is reading identifiers (the regex findall); :func:`~swe_explore
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -78,6 +80,7 @@ __all__ = [
     "build_graph",
     "chunk_names",
     "code_text",
+    "paused_gc",
 ]
 
 #: Names with more definition sites than this are not linked (too ambiguous to resolve without types).
@@ -220,7 +223,10 @@ class _Sites:
 
 def _split_symbols(symbol: str) -> list[str]:
     """The symbols of a chunk's ``symbol`` string (``"a, B.c"`` -> ``["a", "B.c"]``)."""
-    return [s for s in (part.strip() for part in symbol.split(", ")) if s] if symbol else []
+    if ", " not in symbol:  # most chunks: one symbol or none
+        one = symbol.strip()
+        return [one] if one else []
+    return [s for s in (part.strip() for part in symbol.split(", ")) if s]
 
 
 def _definition_sites(chunks: Sequence[Chunk], chunk_file: Sequence[int]) -> _Sites:
@@ -398,7 +404,6 @@ def _reference_pairs(
     linkable = links.names
     if names is None:
         names = [chunk_names(c) for c in chunks]
-    own_names = [{name_of(s) for s in symbols_i} for symbols_i in sites.chunk_symbols]
     ref_src: list[int] = []
     ref_dst: list[int] = []
     for i, c in enumerate(chunks):
@@ -407,7 +412,7 @@ def _reference_pairs(
         used = linkable.intersection(names[i][0])
         if not used:
             continue
-        used -= own_names[i]
+        used -= {name_of(s) for s in sites.chunk_symbols[i]}
         targets = _chunk_references(c, used, names[i][1], links, linkable, visible[chunk_file[i]])
         targets.discard(i)
         ref_src.extend([i] * len(targets))
@@ -437,6 +442,35 @@ def build_graph(
         raise ValueError(f"max_definition_sites must be >= 1, got {max_definition_sites}")
     if names is not None and len(names) != len(chunks):
         raise ValueError(f"names holds {len(names)} entries for {len(chunks)} chunks")
+    with paused_gc():
+        return _build_graph(files, chunks, max_definition_sites, names)
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Turn Python's cyclic garbage collector off for the block (back on after it, if it was on).
+
+    Building the graph makes hundreds of thousands of small acyclic objects (sets, tuples, lists) that stay
+    alive until the end, and each collection of the oldest generation walks them all: on an astropy snapshot
+    (26,832 chunks) :func:`build_graph` took 0.86-0.90 s CPU with the collector on and 0.55-0.60 s with it off.
+    Reference counting still frees everything the block drops; only cycles wait for the next collection.
+    """
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def _build_graph(
+    files: Sequence[SourceFile],
+    chunks: Sequence[Chunk],
+    max_definition_sites: int,
+    names: Sequence[ChunkNames] | None,
+) -> SymbolGraph:
+    """:func:`build_graph` after its argument checks."""
     paths = sorted({f.path for f in files} | {c.path for c in chunks})
     file_id = {p: j for j, p in enumerate(paths)}
     n_chunks = len(chunks)

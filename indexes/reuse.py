@@ -42,7 +42,7 @@ from swe_explore.chunking.registry import Chunker
 from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.window import FileReport
 from swe_explore.indexes.cache import CacheNamespace, ContentCache, file_digest
-from swe_explore.indexes.graph_build import ChunkNames, chunk_names
+from swe_explore.indexes.graph_build import ChunkNames, chunk_names, paused_gc
 from swe_explore.retrievers.base import FeatureSpec, Retriever
 from swe_explore.retrievers.features import TermCounts, build_retrievers
 
@@ -356,7 +356,8 @@ def _graph_code_fingerprint() -> str:
 
 def _encode_names(names: ChunkNames) -> bytes:
     """A chunk's names as one payload: sorted identifiers joined by NUL, the byte 0xFF, sorted member names."""
-    return b"\0".join(n.encode() for n in sorted(names[0])) + b"\xff" + b"\0".join(n.encode() for n in sorted(names[1]))
+    # One encode per side: the names are ASCII identifiers (graph.IDENTIFIER), so this is each name's bytes.
+    return ("\0".join(sorted(names[0])) + "\xff" + "\0".join(sorted(names[1]))).encode("latin-1")
 
 
 def _decode_names(payload: bytes) -> ChunkNames | None:
@@ -378,6 +379,11 @@ def graph_names_reusing(chunks: Sequence[Chunk], cache: ContentCache) -> list[Ch
     :param cache: the build's cache (its ``graph_names`` statistics count the lookups, in chunks).
     :return: one ``(identifiers, member names)`` pair per chunk.
     """
+    with paused_gc():  # hundreds of thousands of frozensets that stay alive (graph_build.paused_gc)
+        return _graph_names(chunks, cache)
+
+
+def _graph_names(chunks: Sequence[Chunk], cache: ContentCache) -> list[ChunkNames]:
     namespace = cache.namespace("graph_names", {"graph_code": _graph_code_fingerprint()})
     digests = [hashlib.sha256(f"{c.language}\0{c.text}".encode("utf-8", "surrogatepass")).hexdigest() for c in chunks]
     out: list[ChunkNames] = []
