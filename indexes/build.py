@@ -57,6 +57,7 @@ from swe_explore.chunking.registry import Chunker, chunk_files
 from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.walk import WalkConfig, walk_snapshot
 from swe_explore.indexes.cache import TWIN_KIND, ContentCache, file_digest
+from swe_explore.indexes.collector import paused_gc
 from swe_explore.indexes.files import (
     FORMAT_VERSION,
     MANIFEST,
@@ -350,7 +351,8 @@ def ensure_index(
                 run.report.counts = dict(manifest["counts"])
                 run.report.skipped = _walk_skipped(manifest)
                 plain, composite = _plan_retrievers(cdir, retrievers)
-                fresh = _build_missing(run, plain, table, fresh)
+                with paused_gc():  # tokenizing: millions of live token strings (indexes/collector.py)
+                    fresh = _build_missing(run, plain, table, fresh)
                 _link_composites(run, composite, table)
                 if graph:
                     ensure_graph_in_run(run, table, fresh)

@@ -42,7 +42,8 @@ from swe_explore.chunking.registry import Chunker
 from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.window import FileReport
 from swe_explore.indexes.cache import CacheNamespace, ContentCache, file_digest
-from swe_explore.indexes.graph_build import ChunkNames, chunk_names, paused_gc
+from swe_explore.indexes.collector import paused_gc
+from swe_explore.indexes.graph_build import ChunkNames, chunk_names
 from swe_explore.retrievers.base import FeatureSpec, Retriever
 from swe_explore.retrievers.features import TermCounts, build_retrievers
 
@@ -379,7 +380,7 @@ def graph_names_reusing(chunks: Sequence[Chunk], cache: ContentCache) -> list[Ch
     :param cache: the build's cache (its ``graph_names`` statistics count the lookups, in chunks).
     :return: one ``(identifiers, member names)`` pair per chunk.
     """
-    with paused_gc():  # hundreds of thousands of frozensets that stay alive (graph_build.paused_gc)
+    with paused_gc():  # hundreds of thousands of frozensets that stay alive (indexes/collector.py)
         return _graph_names(chunks, cache)
 
 

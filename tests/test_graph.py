@@ -4,7 +4,6 @@ naming the file)."""
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import textwrap
@@ -18,7 +17,7 @@ from swe_explore.chunking.types import Chunk
 from swe_explore.chunking.walk import walk_snapshot
 from swe_explore.explore.graph_features import FEATURE_NAMES, graph_features
 from swe_explore.indexes.graph import CorruptGraphError, Csr, SymbolGraph, chunks_fingerprint
-from swe_explore.indexes.graph_build import MAX_DEFINITION_SITES, build_graph, code_text, paused_gc
+from swe_explore.indexes.graph_build import MAX_DEFINITION_SITES, build_graph, code_text
 from swe_explore.indexes.graph_expand import ExpansionInfo, expand
 from swe_explore.indexes.graph_imports import import_targets
 from swe_explore.indexes.store import ChunkTable
@@ -806,20 +805,3 @@ def test_load_errors_name_the_file(tmp_path: Path) -> None:
     meta.unlink()
     with pytest.raises(CorruptGraphError, match=r"graph\.json: file is missing"):
         SymbolGraph.load(target)
-
-
-def test_paused_gc_turns_the_collector_off_and_restores_its_state() -> None:
-    assert gc.isenabled()
-    with paused_gc():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with paused_gc():
-            assert not gc.isenabled()
-        assert not gc.isenabled()  # it was off before: left off
-    finally:
-        gc.enable()
-    with pytest.raises(RuntimeError), paused_gc():
-        raise RuntimeError("boom")
-    assert gc.isenabled()
