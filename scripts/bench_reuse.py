@@ -3,7 +3,7 @@
 Usage::
 
     python scripts/bench_reuse.py --set NAME=DIR[:GLOB[:N]] [--set ...] [--rounds 3] [--model PATH]
-        [--retriever bm25 --retriever tfidf --retriever potion] [--json FILE]
+        [--retriever bm25 --retriever tfidf --retriever potion] [--json FILE] [--no-history]
 
     # six astropy and six sphinx snapshots of the held-out set, and the 23 dev snapshots:
     python scripts/bench_reuse.py --model ../shared/models/potion-base-8M \\
@@ -72,7 +72,7 @@ def run_build(snapshots: list[Path], reuse: bool, args: argparse.Namespace) -> d
 
     :param snapshots: the set's snapshot directories.
     :param reuse: with reuse (else ``--no-reuse``).
-    :param args: the parsed options (retrievers, model).
+    :param args: the parsed options (retrievers, model, ``no_history``).
     :return: ``{"process_wall", "index_wall", "cpu", "lines", "cache"}`` (seconds; the run report's cache totals).
     :raises RuntimeError: if the build fails, with its output.
     """
@@ -89,6 +89,8 @@ def run_build(snapshots: list[Path], reuse: bool, args: argparse.Namespace) -> d
             cmd += ["--model", str(args.model)]
         if not reuse:
             cmd.append("--no-reuse")
+        if args.no_history:
+            cmd.append("--no-history")
         t0 = time.perf_counter()
         done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         process_wall = time.perf_counter() - t0
@@ -121,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--model", type=Path, default=None, help="Potion model directory")
     parser.add_argument("--json", type=Path, default=None, help="write every measurement to this file")
+    parser.add_argument(
+        "--no-history", action="store_true", help="pass --no-history to index_repos.py (no history indexes)"
+    )
     args = parser.parse_args(argv)
     args.retriever = args.retriever or ["bm25", "tfidf", "potion"]
     if args.rounds < 1:
