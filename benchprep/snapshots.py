@@ -25,7 +25,8 @@ it is and listed) and a failure when its marker names another commit.
 **Histories.** With ``history`` (:class:`HistoryOptions`; ``--history`` on the command line) every snapshot
 also gets its history file (:data:`~swe_explore.chunking.history.HISTORY_FILE`: ``base_commit`` and its
 ancestors, docs/history.md), written into the temporary tree before the rename; a snapshot already ``present``
-without one gets it added (written atomically), so existing snapshot folders are upgraded in place. The
+without one gets it added (written atomically), so existing snapshot folders are upgraded in place, and so does
+one whose file is damaged, of format 1 or of another commit (a current file is kept, whatever its bounds). The
 histories of one repository's records are read together (:func:`~swe_explore.chunking.history_git.histories_from_git`:
 one diff pass over the commits they share). A history that cannot be read fails that history only: the snapshot
 is made (or kept) without it and :class:`MaterializeReport` lists it.
@@ -50,7 +51,14 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from swe_explore.chunking.history import HISTORY_FILE, History, write_history
+from swe_explore.chunking.history import (
+    HISTORY_FILE,
+    HISTORY_FORMAT,
+    History,
+    HistoryError,
+    read_history_header,
+    write_history,
+)
 from swe_explore.chunking.history_git import DEFAULT_MAX_COMMITS, HistoryGitError, histories_from_git
 from swe_explore.chunking.walk import SNAPSHOT_MARKER
 
@@ -480,7 +488,7 @@ class _Histories:
             if _task_problem(task) is not None:
                 continue
             target = repos / task.instance_id
-            if not target.exists() or (read_marker(target) is not None and not (target / HISTORY_FILE).exists()):
+            if not target.exists() or (read_marker(target) is not None and not _history_current(target, task)):
                 self.wanted.setdefault(task.repo, []).append(task.base_commit)
         self.read: dict[str, dict[str, History]] = {}
         self.failed: dict[str, dict[str, str]] = {}
@@ -513,8 +521,9 @@ class _Histories:
         return found
 
     def add_to_present(self, task: SnapshotTask, target: Path, report: MaterializeReport) -> None:
-        """Add the history file to a present snapshot that lacks it (atomically), or count it reused."""
-        if (target / HISTORY_FILE).exists():
+        """Add the history file to a present snapshot that lacks it (atomically), or count it reused; a file that is
+        not current (:func:`_history_current`) is replaced like a missing one."""
+        if _history_current(target, task):
             report.histories_reused.append(task.instance_id)
             return
         found = self.get(task, report)
@@ -526,6 +535,20 @@ class _Histories:
             report.history_failed[task.instance_id] = f"cannot write {target / HISTORY_FILE}: {exc}"
             return
         report.histories_written.append(task.instance_id)
+
+
+def _history_current(target: Path, task: SnapshotTask) -> bool:
+    """Whether a present snapshot's history file can stay: it decompresses and its header is of this format
+    (:data:`~swe_explore.chunking.history.HISTORY_FORMAT`) and of the task's ``base_commit``. A missing, damaged,
+    older-format or other commit's file is written again."""
+    try:
+        header = read_history_header(target / HISTORY_FILE) if (target / HISTORY_FILE).is_file() else None
+    except HistoryError:
+        return False
+    if header is None or header.get("format") != HISTORY_FORMAT:
+        return False
+    have = str(header.get("base_commit") or "").lower()
+    return len(have) == 40 and have.startswith(task.base_commit.lower())
 
 
 def _resolve_mirror(

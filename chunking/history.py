@@ -53,6 +53,7 @@ __all__ = [
     "commits_touching",
     "read_history",
     "read_history_columns",
+    "read_history_header",
     "write_history",
 ]
 
@@ -266,6 +267,7 @@ def read_history(snapshot_or_file: str | Path, base_commit: str | None = None) -
     :return: the history, or ``None`` when a snapshot directory has no history file.
     :raises HistoryError: for a file that is not a valid history (naming the file and the first problem), or of
         another commit than ``base_commit``.
+    :raises ValueError: if ``base_commit`` is not 7 to 40 hex digits.
     """
     read = _read_file(snapshot_or_file, base_commit)
     if read is None:
@@ -283,6 +285,7 @@ def read_history_columns(snapshot_or_file: str | Path, base_commit: str | None =
     :param base_commit: as for :func:`read_history`.
     :return: the columns, or ``None`` when a snapshot directory has no history file.
     :raises HistoryError: as :func:`read_history`.
+    :raises ValueError: as :func:`read_history`.
     """
     read = _read_file(snapshot_or_file, base_commit)
     if read is None:
@@ -293,8 +296,30 @@ def read_history_columns(snapshot_or_file: str | Path, base_commit: str | None =
     return _columns_v2(path, header, objects)
 
 
+def read_history_header(snapshot_or_file: str | Path) -> dict[str, Any] | None:
+    """A history file's header line, the whole file decompressed (so a damaged gzip stream is found), nothing
+    else checked: what ``materialize --history`` reads to decide whether a present file can stay.
+
+    :param snapshot_or_file: a snapshot directory or the history file itself.
+    :return: the header object, or ``None`` when a snapshot directory has no history file.
+    :raises HistoryError: naming the file, if it cannot be decompressed or its first line is not a JSON object.
+    """
+    path = Path(snapshot_or_file)
+    if path.is_dir():
+        path = path / HISTORY_FILE
+        if not path.is_file():
+            return None
+    try:
+        text = gzip.decompress(path.read_bytes()).decode("utf-8")
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise HistoryError(f"{path}: not a readable history file ({exc})") from None
+    return _json_object(path, 1, text.split("\n", 1)[0])
+
+
 def _read_file(snapshot_or_file: str | Path, base_commit: str | None) -> tuple[Path, dict[str, Any], list[Any]] | None:
     """The file's path, its checked header and its commit lines decoded (``None``: a directory without the file)."""
+    if base_commit is not None and not re.fullmatch(r"[0-9a-fA-F]{7,40}", base_commit):
+        raise ValueError(f"base_commit must be 7 to 40 hex digits, not {base_commit!r}")
     path = Path(snapshot_or_file)
     if path.is_dir():
         path = path / HISTORY_FILE
@@ -317,8 +342,10 @@ def _read_file(snapshot_or_file: str | Path, base_commit: str | None) -> tuple[P
     have = str(header.get("base_commit") or "").lower()
     if not _HEX40.fullmatch(have):
         raise HistoryError(f"{path}: header has no valid base_commit")
-    if base_commit is not None and not (len(base_commit) >= 7 and have.startswith(base_commit.lower())):
+    if base_commit is not None and not have.startswith(base_commit.lower()):
         raise HistoryError(f"{path}: history of commit {have}, not of {base_commit}")
+    if not isinstance(header.get("bounds", {}), dict):
+        raise HistoryError(f"{path}: header bounds is not a JSON object")
     header["base_commit"] = have
     try:  # one decode of all commit lines; on any error, line by line to name the bad one
         objects = json.loads("[" + ",".join(lines[1:]) + "]")
@@ -395,7 +422,8 @@ def _columns_v2_fast(header: dict[str, Any], objects: list[Any]) -> HistoryColum
         if not all(x is None or type(x) is str for x in old_paths):
             raise _Malformed
         numbers = _hunk_numbers(texts)
-    except (KeyError, TypeError):
+        times_array = np.asarray(times, dtype=np.int64)
+    except (KeyError, TypeError, OverflowError):
         raise _Malformed from None
     hunk_ptr = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum([(t.count(" ") + 1) // 4 if t else 0 for t in texts], out=hunk_ptr[1:])
@@ -405,7 +433,7 @@ def _columns_v2_fast(header: dict[str, Any], objects: list[Any]) -> HistoryColum
         header["base_commit"],
         _bounds(header),
         ids,
-        np.asarray(times, dtype=np.int64),
+        times_array,
         messages,
         file_ptr,
         paths,
@@ -419,7 +447,9 @@ def _columns_v2_fast(header: dict[str, Any], objects: list[Any]) -> HistoryColum
 def _hunk_numbers(texts: list[Any]) -> np.ndarray:
     """All hunk strings' numbers in one int64 array; :class:`_Malformed` unless every string is groups of four
     numbers of at most nine digits, separated by single spaces."""
-    filled = [t for t in texts if t]  # a non-string raises TypeError in join
+    if not all(type(t) is str for t in texts):
+        raise _Malformed
+    filled = [t for t in texts if t]
     if not filled:
         return np.zeros(0, dtype=np.int64)
     joined = " ".join(filled)
@@ -455,8 +485,8 @@ def _commit(path: Path, line_no: int, obj: dict[str, Any], file_change: Callable
     cid, time, message, files = obj.get("id"), obj.get("time"), obj.get("message"), obj.get("files")
     if not isinstance(cid, str) or not _HEX40.fullmatch(cid):
         raise HistoryError(f"{where}: commit id is not 40 lower-case hex digits")
-    if not isinstance(time, int) or isinstance(time, bool):
-        raise HistoryError(f"{where}: commit {cid[:12]}: time is not an integer")
+    if not isinstance(time, int) or isinstance(time, bool) or not -(2**63) <= time < 2**63:
+        raise HistoryError(f"{where}: commit {cid[:12]}: time is not a 64-bit integer")
     if not isinstance(message, str):
         raise HistoryError(f"{where}: commit {cid[:12]}: message is not a string")
     if not isinstance(files, list):
@@ -481,7 +511,7 @@ def _file_change_v1(where: str, obj: Any) -> FileChange:
     _check_change(where, path, status, old_path)
     hunks = _hunks(obj.get("hunks", []))
     if hunks is None:
-        raise HistoryError(f"{where}: {path}: hunks are not lists of four non-negative integers")
+        raise HistoryError(f"{where}: {path}: hunks are not lists of four integers in 0..{_MAX_HUNK_NUMBER}")
     return FileChange(path, status, old_path, hunks)
 
 
@@ -500,7 +530,7 @@ def _file_change_v2(where: str, obj: Any) -> FileChange:
 
 
 def _hunks(value: Any) -> tuple[tuple[int, int, int, int], ...] | None:
-    """The hunks of a JSON value, or ``None`` unless it is a list of lists of four non-negative integers (one
+    """The hunks of a JSON value, or ``None`` unless it is a list of lists of four integers in ``0..999999999`` (one
     plain loop with exact type checks: a history holds tens of thousands of hunks, and ``bool`` is no integer)."""
     if type(value) is not list:
         return None
@@ -511,7 +541,9 @@ def _hunks(value: Any) -> tuple[tuple[int, int, int, int], ...] | None:
         a, b, c, d = h
         if type(a) is not int or type(b) is not int or type(c) is not int or type(d) is not int:
             return None
-        if a < 0 or b < 0 or c < 0 or d < 0:
+        if not (0 <= a <= _MAX_HUNK_NUMBER and 0 <= b <= _MAX_HUNK_NUMBER and 0 <= c <= _MAX_HUNK_NUMBER):
+            return None
+        if not 0 <= d <= _MAX_HUNK_NUMBER:
             return None
         out.append((a, b, c, d))
     return tuple(out)

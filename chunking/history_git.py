@@ -11,6 +11,7 @@ a history. The rules and measured costs are in docs/history.md.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -33,6 +34,7 @@ __all__ = [
     "histories_from_git",
     "history_for_snapshot",
     "history_from_git",
+    "marker_commit",
 ]
 
 DEFAULT_MAX_COMMITS = 5000
@@ -376,12 +378,13 @@ def _ancestors(git_dir: Path, commit: str, max_commits: int | None, since: int |
 
 
 def _since(git_dir: Path, commit: str, since: int | None, years: float | None) -> int | None:
-    """The time bound of one base commit: the later of ``since`` and ``years`` before its committer time."""
-    if years is None:
-        return since
-    base_time = int(_run(git_dir, "log", "-1", "--no-show-signature", "--format=%ct", commit).decode().strip())
-    bound = base_time - round(years * SECONDS_PER_YEAR)
-    return bound if since is None else max(since, bound)
+    """The time bound of one base commit: the later of ``since`` and ``years`` before its committer time; a bound
+    at or before the epoch is no bound (git reads a ``--max-age`` of 0 or less as "nothing")."""
+    if years is not None:
+        base_time = int(_run(git_dir, "log", "-1", "--no-show-signature", "--format=%ct", commit).decode().strip())
+        bound = base_time - round(years * SECONDS_PER_YEAR)
+        since = bound if since is None else max(since, bound)
+    return since if since is not None and since > 0 else None
 
 
 def histories_from_git(
@@ -408,7 +411,10 @@ def histories_from_git(
     :return: ``{base_commit as given: History}``.
     :raises HistoryGitError: if ``git_dir`` is not a git directory, a base commit is not in it (unless
         ``failed`` is given), or git cannot read the commits' trees or messages.
+    :raises ValueError: if ``years`` is not a positive finite number.
     """
+    if years is not None and not (years > 0 and math.isfinite(years)):
+        raise ValueError(f"years must be a positive number, not {years}")
     git_dir = Path(git_dir)
     if not git_dir.is_dir():
         raise HistoryGitError(f"{git_dir} is not a directory")
@@ -473,6 +479,7 @@ def history_from_git(
     :return: the history; its bounds are ``{"max_commits", "since", "merges": "skipped"[, "years"]}``.
     :raises HistoryGitError: if ``git_dir`` is not a git directory, the commit is not in it, or git cannot read
         the commits' trees or messages.
+    :raises ValueError: if ``years`` is not a positive finite number.
     """
     return histories_from_git(git_dir, [base_commit], max_commits=max_commits, since=since, years=years)[base_commit]
 
@@ -524,18 +531,23 @@ def history_for_snapshot(
     """
     snapshot = Path(snapshot_dir)
     if (snapshot / HISTORY_FILE).is_file():
-        return read_history(snapshot, _marker_commit(snapshot))
+        return read_history(snapshot, marker_commit(snapshot))
     dot_git = git_dir_of(snapshot)
     if dot_git is None:
         return None
     return history_from_git(dot_git, "HEAD", max_commits=max_commits, since=since, years=years)
 
 
-def _marker_commit(snapshot: Path) -> str | None:
+def marker_commit(snapshot: str | Path) -> str | None:
+    """The ``base_commit`` a snapshot's marker names (what its history file must be of).
+
+    :param snapshot: the snapshot directory.
+    :return: the commit id (at least 7 hex digits as written), or ``None`` without a readable marker naming one.
+    """
     from swe_explore.chunking.walk import SNAPSHOT_MARKER  # walk imports this module
 
     try:
-        marker = json.loads((snapshot / SNAPSHOT_MARKER).read_text(encoding="utf-8"))
+        marker = json.loads((Path(snapshot) / SNAPSHOT_MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     commit = marker.get("base_commit") if isinstance(marker, dict) else None

@@ -450,7 +450,7 @@ def _build_graph(
     max_definition_sites: int,
     names: Sequence[ChunkNames] | None,
 ) -> SymbolGraph:
-    """:func:`build_graph` after its argument checks."""
+    # build_graph after its argument checks
     paths = sorted({f.path for f in files} | {c.path for c in chunks})
     file_id = {p: j for j, p in enumerate(paths)}
     n_chunks = len(chunks)

@@ -55,13 +55,14 @@ from typing import Any
 
 import numpy as np
 
-from swe_explore.chunking.history import HISTORY_FILE, History, HistoryColumns, read_history_columns
+from swe_explore.chunking.history import HISTORY_FILE, History, HistoryColumns, HistoryError, read_history_columns
 from swe_explore.chunking.history_git import (
     DEFAULT_MAX_COMMITS,
     HistoryGitError,
     git_dir_of,
     head_commit,
     history_from_git,
+    marker_commit,
 )
 from swe_explore.indexes.cache import ContentCache
 from swe_explore.indexes.files import (
@@ -453,8 +454,8 @@ def _history_source(snapshot_dir: Path) -> tuple[str, Callable[[], History | His
     history_file = snapshot_dir / HISTORY_FILE
     if history_file.is_file():
 
-        def from_file() -> HistoryColumns:
-            history = read_history_columns(history_file)
+        def from_file() -> HistoryColumns:  # checked against the marker's commit: never another commit's history
+            history = read_history_columns(history_file, marker_commit(snapshot_dir))
             assert history is not None  # the file exists
             return history
 
@@ -489,7 +490,8 @@ def ensure_history_index(
     :param rebuild: rebuild even when current.
     :param reuse: take and store per-commit term counts in the store's content-addressed cache.
     :return: ``None`` when the snapshot has no history file, else whether the index was built (``False``: reused).
-    :raises swe_explore.chunking.history.HistoryError: for a history file that cannot be read.
+    :raises swe_explore.chunking.history.HistoryError: for a history file that cannot be read, or of another
+        commit than the one the snapshot's marker names.
     :raises ReadOnlyStoreError: naming the index directory, if it must be built and the store cannot be written.
     """
     from swe_explore.indexes.build import building_lock
@@ -538,6 +540,8 @@ def open_history_index(snapshot_dir: Path, store: Path, snapshot_name: str | Non
     :raises FileNotFoundError: if the index was never built.
     :raises StaleIndexError: if it was built from another history file or config.
     :raises CorruptIndexError: naming a broken file.
+    :raises HistoryError: if the index is of another commit than the one the snapshot's marker names (an index
+        built from a history file of another commit; building one now refuses that file).
     """
     source = _history_source(Path(snapshot_dir))
     if source is None:
@@ -550,7 +554,13 @@ def open_history_index(snapshot_dir: Path, store: Path, snapshot_name: str | Non
         raise StaleIndexError(hdir / MANIFEST, f"built from another history ({HISTORY_FILE} or the checkout's HEAD)")
     if manifest.get("config") != history_config():
         raise StaleIndexError(hdir / MANIFEST, "built with another config")
-    return HistoryIndex.load(hdir)
+    index = HistoryIndex.load(hdir)
+    expected = marker_commit(Path(snapshot_dir))
+    if expected is not None and not index.base_commit.startswith(expected.lower()):
+        raise HistoryError(
+            f"{Path(snapshot_dir) / HISTORY_FILE}: history of commit {index.base_commit}, not of {expected}"
+        )
+    return index
 
 
 def load_history_index(

@@ -155,13 +155,19 @@ class IndexRun:
             lines.append(f"  reuse: {format_hit_rates(self.run['cache'])}")
         return "\n".join(lines)
 
-    def problems(self) -> list[str]:
+    def problems(self, tracebacks: bool = False) -> list[str]:
         """The lines printed to stderr: each failed snapshot, each with no indexable file, and each with files
-        skipped as too large."""
+        skipped as too large.
+
+        :param tracebacks: also each failed snapshot's traceback (``--debug``), as the run report holds it.
+        :return: the lines.
+        """
         out = []
         for r in self.run["snapshots"]:
             if r["status"] == "error":
                 out.append(f"  FAILED {r['snapshot']}: {r['error']}")
+                if tracebacks and r.get("traceback"):
+                    out.extend("    " + line for line in str(r["traceback"]).rstrip("\n").split("\n"))
                 continue
             if r.get("counts", {}).get("chunks") == 0:
                 out.append(

@@ -75,7 +75,7 @@ def test_a_bad_line_names_the_file_and_line(tmp_path: Path) -> None:
     header = {"format": 1, "base_commit": A, "n_commits": 1, "bounds": {}}
     bad = {"id": A, "time": "noon", "message": "", "files": []}
     target.write_bytes(gzip.compress((json.dumps(header) + "\n" + json.dumps(bad) + "\n").encode()))
-    with pytest.raises(HistoryError, match=r"line 2: commit aaaaaaaaaaaa: time is not an integer"):
+    with pytest.raises(HistoryError, match=r"line 2: commit aaaaaaaaaaaa: time is not a 64-bit integer"):
         read_history(target)
     target.write_bytes(b"not gzip")
     with pytest.raises(HistoryError, match="not a readable history file"):
@@ -159,6 +159,8 @@ def test_a_format_1_file_reads_as_the_same_history_and_columns(tmp_path: Path) -
         (["src/p.py", "M", None, "-1 2 10 3"], "src/p.py: hunks are not groups of four numbers"),
         (["src/p.py", "M", None, "1 2 10 1000000000"], "src/p.py: hunks are not groups of four numbers"),
         (["src/p.py", "M", None, [1, 2, 3, 4]], "src/p.py: hunks are not groups of four numbers"),
+        (["src/p.py", "M", None, None], "src/p.py: hunks are not groups of four numbers"),
+        (["src/p.py", "M", None, 0], "src/p.py: hunks are not groups of four numbers"),
         (["src/p.py", "X", None, ""], "src/p.py: unknown status 'X'"),
         (["src/p.py", "R", 7, ""], "src/p.py: old_path is not a string"),
         (["", "M", None, ""], "a file change without a path"),
@@ -179,3 +181,25 @@ def test_the_writer_refuses_a_hunk_number_the_format_cannot_hold(tmp_path: Path)
     with pytest.raises(ValueError, match=r"p\.py: a hunk number outside 0\.\.999999999"):
         write_history(tmp_path, huge)
     assert not (tmp_path / HISTORY_FILE).exists()
+
+
+def test_times_hunk_bounds_header_bounds_and_commit_prefixes_are_checked(tmp_path: Path) -> None:
+    """A time beyond 64 bits (both formats), a format-1 hunk number beyond the format's bound, header bounds that
+    are not an object: a HistoryError naming the file; a base_commit shorter than 7 digits: a ValueError."""
+    huge = {"id": A, "time": 10**20, "message": "x", "files": []}
+    for fmt in (1, 2):
+        _write_lines(tmp_path / HISTORY_FILE, fmt, [huge])
+        for reader in (read_history, read_history_columns):
+            with pytest.raises(HistoryError, match="line 2: commit aaaaaaaaaaaa: time is not a 64-bit integer"):
+                reader(tmp_path)
+    wide = {"id": A, "time": 1, "message": "x", "files": [{"path": "p.py", "hunks": [[1, 2, 3, 10**10]]}]}
+    _write_lines(tmp_path / HISTORY_FILE, 1, [wide])
+    with pytest.raises(HistoryError, match=r"p\.py: hunks are not lists of four integers in 0\.\.999999999"):
+        read_history(tmp_path)
+    header = {"format": 2, "base_commit": A, "n_commits": 0, "bounds": "x"}
+    (tmp_path / HISTORY_FILE).write_bytes(gzip.compress((json.dumps(header) + "\n").encode()))
+    with pytest.raises(HistoryError, match="header bounds is not a JSON object"):
+        read_history(tmp_path)
+    write_history(tmp_path, _history())
+    with pytest.raises(ValueError, match="base_commit must be 7 to 40 hex digits"):
+        read_history(tmp_path, A[:6])

@@ -155,6 +155,12 @@ def test_max_commits_since_and_years(repo: tuple[Repo, dict[str, str]]) -> None:
                              "years": 1.0}  # fmt: skip
     assert history_from_git(git_dir, c["c3"], years=1.5 / 365.25).commits[-1].id == c["c2"]  # 1.5 days back
     assert history_from_git(git_dir, c["c3"], since=T0 + 4 * 86400).commits == ()
+    # A bound at or before the epoch is no bound (git would read --max-age=-N as "nothing"), recorded as null.
+    ages = history_from_git(git_dir, c["c3"], years=1000.0, max_commits=2)
+    assert [x.id for x in ages.commits] == [c["c3"], c["c2"]] and ages.bounds["since"] is None
+    for bad in (0.0, -1.0, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="years must be a positive number"):
+            history_from_git(git_dir, c["c3"], years=bad)
 
 
 def test_merges_are_skipped(repo: tuple[Repo, dict[str, str]]) -> None:
@@ -256,6 +262,51 @@ def test_materialize_history_on_fresh_and_present_snapshots(repo: tuple[Repo, di
     again = materialize([one, two], mirrors, snaps, progress=False, history=HistoryOptions())
     assert (again.histories_written, again.histories_reused) == ([], [one.instance_id, two.instance_id])
     assert again.summary().endswith("; histories: 0 written, 2 reused, 0 failed")
+
+
+def test_materialize_rewrites_a_damaged_old_or_other_commits_history(
+    repo: tuple[Repo, dict[str, str]], tmp_path: Path
+) -> None:
+    """A present snapshot's history file that is damaged, of format 1 or of another commit is written again (and
+    counted written); the current one of the other snapshot stays (reused)."""
+    r, c = repo
+    mirrors, snaps = _mirror(r, tmp_path), tmp_path / "repos"
+    one, two = SnapshotTask("acme__demo-1", "acme/demo", c["c3"]), SnapshotTask("acme__demo-2", "acme/demo", c["c5"])
+    materialize([one, two], mirrors, snaps, progress=False, history=HistoryOptions())
+    target = snaps / one.instance_id / HISTORY_FILE
+    good = target.read_bytes()
+    other = (snaps / two.instance_id / HISTORY_FILE).read_bytes()
+    header, *rest = gzip.decompress(good).decode().split("\n")
+    old_format = json.dumps({**json.loads(header), "format": 1}) + "\n" + "\n".join(rest)
+    for bad in (good[:-20], other, gzip.compress(old_format.encode())):
+        target.write_bytes(bad)
+        report = materialize([one, two], mirrors, snaps, progress=False, history=HistoryOptions())
+        assert (report.histories_written, report.histories_reused) == ([one.instance_id], [two.instance_id])
+        assert target.read_bytes() == good
+
+
+def test_the_history_index_refuses_another_commits_history(repo: tuple[Repo, dict[str, str]], tmp_path: Path) -> None:
+    """A history file of another commit than the marker's is never indexed, and an index built from one before is
+    refused when opened (the leak-free rule on the index path)."""
+    from swe_explore.indexes.history import ensure_history_index, open_history_index
+
+    r, c = repo
+    mirrors, snaps = _mirror(r, tmp_path), tmp_path / "repos"
+    one, two = SnapshotTask("acme__demo-1", "acme/demo", c["c3"]), SnapshotTask("acme__demo-2", "acme/demo", c["c5"])
+    materialize([one, two], mirrors, snaps, progress=False, history=HistoryOptions())
+    snapshot, store = snaps / one.instance_id, tmp_path / "store"
+    assert ensure_history_index(snapshot, store) is True
+    (snapshot / HISTORY_FILE).write_bytes((snaps / two.instance_id / HISTORY_FILE).read_bytes())
+    with pytest.raises(HistoryError, match=f"history of commit {c['c5']}, not of {c['c3']}"):
+        ensure_history_index(snapshot, store)
+    # An index built from the wrong file without the marker check (as before it existed) is refused on opening.
+    marker = snapshot / ".swe-explore-snapshot.json"
+    saved = marker.read_bytes()
+    marker.unlink()
+    assert ensure_history_index(snapshot, store) is True
+    marker.write_bytes(saved)
+    with pytest.raises(HistoryError, match=f"history of commit {c['c5']}, not of {c['c3']}"):
+        open_history_index(snapshot, store)
 
 
 def test_materialize_history_failure_keeps_the_snapshot(repo: tuple[Repo, dict[str, str]], tmp_path: Path) -> None:

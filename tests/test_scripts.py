@@ -216,8 +216,11 @@ def test_index_repos_builds_then_skips(tmp_path: Path, capsys: pytest.CaptureFix
     assert manifest["counts"]["files"] == manifest["stats"]["walk"]["files_indexed"] == 4
 
 
-def test_index_repos_records_a_failing_snapshot_and_goes_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A corrupt index in one snapshot is reported as failed while the others are built; exit status 1."""
+def test_index_repos_records_a_failing_snapshot_and_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A corrupt index in one snapshot is reported as failed while the others are built; exit status 1; one line
+    per failure, and its traceback too under --debug."""
     store = tmp_path / "store"
     argv = ["--repos", str(MINI_REPOS), "--out", str(store), "--quiet"]
     index_repos = _script("index_repos")
@@ -230,6 +233,13 @@ def test_index_repos_records_a_failing_snapshot_and_goes_on(tmp_path: Path, caps
     captured = capsys.readouterr()
     assert "1 built, 2 up to date, 1 failed" in captured.out
     assert "mini__pyshop-1" in captured.err and "chunks.npz" in captured.err
+    failed = [line for line in captured.err.splitlines() if line.startswith("  FAILED")]
+    assert len(failed) == 1 and "Traceback" not in captured.err  # one line, no traceback
+    monkeypatch.setenv("SWE_EXPLORE_DEBUG", "1")  # what --debug sets for the whole command (commands._errors)
+    npz.write_bytes(b"garbage again")
+    assert index_repos(argv) == 1
+    err = capsys.readouterr().err
+    assert "  FAILED mini__pyshop-1" in err and "    Traceback (most recent call last):" in err
 
 
 def test_compare_chunkers_writes_table_csv_rows_and_plots(tmp_path: Path) -> None:

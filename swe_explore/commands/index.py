@@ -21,7 +21,8 @@ reported and the others go on. The retrievers of one snapshot are built together
 Potion and FAISS embed once; a hybrid links to its parts' indexes. With several ``--retriever``, each
 ``-O KEY=VALUE`` goes to the retrievers that accept it. A run report (per snapshot: status, counts, seconds per
 step, worker, cache lookups) is written to ``<out>/_reports/``; where the store is goes to standard error in one
-line (``indexes: OUT (N built, M current)``; not with ``--quiet``). Exit status 1 if any snapshot failed.
+line (``indexes: OUT (N built, M current)``; not with ``--quiet``). Exit status 1 if any snapshot failed; each
+failure is one ``FAILED`` line on standard error, with its traceback (kept in the run report) under ``--debug``.
 
 Reuse: a file whose chunks, term counts or vectors were already computed under the same configuration, in any
 snapshot of the store, is not processed again: its pieces come from ``<out>/_cache`` (content-addressed,
@@ -48,6 +49,7 @@ from swe_explore.commands._args import (
     refuse_overwriting_inputs,
     refuse_writing_into,
 )
+from swe_explore.commands._errors import debug_requested
 from swe_explore.commands.explorer_args import add_explorer_arguments, chunker_options_from_args
 from swe_explore.evaluation.bench import bench_snapshots, load_bench
 from swe_explore.explore.config import EMBEDDING_RETRIEVERS
@@ -86,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quiet:
         status = run.run["status"]
         print(f"indexes: {args.out} ({status['built']} built, {status['up-to-date']} current)", file=sys.stderr)
-    for line in run.problems():
+    for line in run.problems(tracebacks=debug_requested(sys.argv[1:])):  # main's argv has --debug removed
         print(line, file=sys.stderr)
     return 1 if run.failed else 0
 

@@ -19,6 +19,7 @@ and its snapshot kept. Rules: :mod:`swe_explore.benchprep.snapshots`.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -80,8 +81,8 @@ def history_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     """
     if args.history_commits < 1:
         die(parser, f"--history-commits must be at least 1, not {args.history_commits}")
-    if args.history_years is not None and not args.history_years > 0:
-        die(parser, f"--history-years must be positive, not {args.history_years}")
+    if args.history_years is not None and not (args.history_years > 0 and math.isfinite(args.history_years)):
+        die(parser, f"--history-years must be a positive number, not {args.history_years}")
     if not args.history:
         return None
     return HistoryOptions(max_commits=args.history_commits, years=args.history_years)
