@@ -12,7 +12,7 @@ history as arrays, what the history index is built from, without a tuple per fil
 **The file** (format 2, :data:`HISTORY_FORMAT`): the header ``{"format": 2, "base_commit", "n_commits",
 "bounds"}``, then per commit ``{"id", "time", "message", "files"}`` with every file change a list ``[path, status,
 old_path or null, hunks]``, ``hunks`` git's hunk numbers as one string of decimal numbers separated by single spaces,
-four per hunk (``"10 2 10 3 40 0 41 2"``; ``""`` for none; at most nine digits each). Format 1 (a change as
+four per hunk (``"10 2 10 3 40 0 41 2"``; ``""`` for none; each at most 999,999,999). Format 1 (a change as
 ``{"path", "status"[, "old_path"][, "hunks": [[a, b, c, d], ...]]}``) is still read; the flat hunks of format 2
 parse in one vectorised call, which is most of the reading time saved (docs/history.md).
 
@@ -446,7 +446,7 @@ def _columns_v2_fast(header: dict[str, Any], objects: list[Any]) -> HistoryColum
 
 def _hunk_numbers(texts: list[Any]) -> np.ndarray:
     """All hunk strings' numbers in one int64 array; :class:`_Malformed` unless every string is groups of four
-    numbers of at most nine digits, separated by single spaces."""
+    numbers in 0..999,999,999, separated by single spaces."""
     if not all(type(t) is str for t in texts):
         raise _Malformed
     filled = [t for t in texts if t]
