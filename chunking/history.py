@@ -304,6 +304,15 @@ def read_history_header(snapshot_or_file: str | Path) -> dict[str, Any] | None:
     :return: the header object, or ``None`` when a snapshot directory has no history file.
     :raises HistoryError: naming the file, if it cannot be decompressed or its first line is not a JSON object.
     """
+    read = _file_text(snapshot_or_file)
+    if read is None:
+        return None
+    path, text = read
+    return _json_object(path, 1, text.split("\n", 1)[0])
+
+
+def _file_text(snapshot_or_file: str | Path) -> tuple[Path, str] | None:
+    """The history file's path and decompressed text (``None``: a directory without the file)."""
     path = Path(snapshot_or_file)
     if path.is_dir():
         path = path / HISTORY_FILE
@@ -313,22 +322,17 @@ def read_history_header(snapshot_or_file: str | Path) -> dict[str, Any] | None:
         text = gzip.decompress(path.read_bytes()).decode("utf-8")
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise HistoryError(f"{path}: not a readable history file ({exc})") from None
-    return _json_object(path, 1, text.split("\n", 1)[0])
+    return path, text
 
 
 def _read_file(snapshot_or_file: str | Path, base_commit: str | None) -> tuple[Path, dict[str, Any], list[Any]] | None:
     """The file's path, its checked header and its commit lines decoded (``None``: a directory without the file)."""
     if base_commit is not None and not re.fullmatch(r"[0-9a-fA-F]{7,40}", base_commit):
         raise ValueError(f"base_commit must be 7 to 40 hex digits, not {base_commit!r}")
-    path = Path(snapshot_or_file)
-    if path.is_dir():
-        path = path / HISTORY_FILE
-        if not path.is_file():
-            return None
-    try:
-        text = gzip.decompress(path.read_bytes()).decode("utf-8")
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise HistoryError(f"{path}: not a readable history file ({exc})") from None
+    read = _file_text(snapshot_or_file)
+    if read is None:
+        return None
+    path, text = read
     # Split on "\n" only: str.splitlines() also breaks on U+2028, U+0085, \x1c..., which a message may hold (the
     # file is written with ensure_ascii=False, so they stay raw inside JSON strings).
     lines = text.split("\n")
@@ -421,12 +425,12 @@ def _columns_v2_fast(header: dict[str, Any], objects: list[Any]) -> HistoryColum
             raise _Malformed
         if not all(x is None or type(x) is str for x in old_paths):
             raise _Malformed
-        numbers = _hunk_numbers(texts)
+        numbers, per_text = _hunk_numbers(texts)
         times_array = np.asarray(times, dtype=np.int64)
     except (KeyError, TypeError, OverflowError):
         raise _Malformed from None
     hunk_ptr = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum([(t.count(" ") + 1) // 4 if t else 0 for t in texts], out=hunk_ptr[1:])
+    np.cumsum(per_text, out=hunk_ptr[1:])
     file_ptr = np.zeros(len(objects) + 1, dtype=np.int64)
     np.cumsum(counts, out=file_ptr[1:])
     return HistoryColumns(
@@ -444,19 +448,19 @@ def _columns_v2_fast(header: dict[str, Any], objects: list[Any]) -> HistoryColum
     )
 
 
-def _hunk_numbers(texts: list[Any]) -> np.ndarray:
-    """All hunk strings' numbers in one int64 array; :class:`_Malformed` unless every string is groups of four
-    numbers in 0..999,999,999, separated by single spaces."""
+def _hunk_numbers(texts: list[Any]) -> tuple[np.ndarray, list[int]]:
+    """All hunk strings' numbers in one int64 array, and each string's number of hunks; :class:`_Malformed`
+    unless every string is groups of four numbers in 0..999,999,999, separated by single spaces."""
     if not all(type(t) is str for t in texts):
         raise _Malformed
-    filled = [t for t in texts if t]
-    if not filled:
-        return np.zeros(0, dtype=np.int64)
-    joined = " ".join(filled)
-    if _NOT_HUNK_TEXT.search(joined):
-        raise _Malformed
-    tokens = [t.count(" ") + 1 for t in filled]
+    tokens = [t.count(" ") + 1 if t else 0 for t in texts]
     if any(k % 4 for k in tokens):
+        raise _Malformed
+    per_text = [k // 4 for k in tokens]
+    joined = " ".join(t for t in texts if t)
+    if not joined:
+        return np.zeros(0, dtype=np.int64), per_text
+    if _NOT_HUNK_TEXT.search(joined):
         raise _Malformed
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # numpy warns when the text does not parse to its end
@@ -467,7 +471,7 @@ def _hunk_numbers(texts: list[Any]) -> np.ndarray:
     # An empty token (a double, leading or trailing space) is counted above but not parsed: the totals differ.
     if numbers.size != sum(tokens) or (numbers.size and numbers.max() > _MAX_HUNK_NUMBER):
         raise _Malformed
-    return numbers
+    return numbers, per_text
 
 
 def _json_object(path: Path, line_no: int, line: str) -> dict[str, Any]:
@@ -521,7 +525,7 @@ def _file_change_v2(where: str, obj: Any) -> FileChange:
     path, status, old_path, text = obj
     _check_change(where, path, status, old_path)
     try:
-        numbers = _hunk_numbers([text])
+        numbers, _ = _hunk_numbers([text])
     except (_Malformed, TypeError):
         raise HistoryError(
             f"{where}: {path}: hunks are not groups of four numbers (0..{_MAX_HUNK_NUMBER}) separated by single spaces"
