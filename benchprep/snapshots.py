@@ -299,7 +299,9 @@ def export_commit(git_dir: str | Path, task: SnapshotTask, repos: str | Path, hi
     :return: the snapshot directory.
     :raises SnapshotError: if the commit is not in the mirror, git fails, or the target already exists.
     """
-    git_dir, repos = Path(git_dir), Path(repos)
+    # Absolute paths: git resolves a relative GIT_INDEX_FILE against the work tree, not the working directory,
+    # so relative ones checked out nothing (an empty snapshot reported as made).
+    git_dir, repos = Path(git_dir).absolute(), Path(repos).absolute()
     target = repos / task.instance_id
     if _git_commit_missing(git_dir, task.base_commit):
         raise SnapshotError(

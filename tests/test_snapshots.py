@@ -234,3 +234,19 @@ def test_blobs_missing_from_the_mirror_are_left_out_and_listed(tmp_path: Path) -
     assert sorted(p.name for p in target.iterdir()) == [".swe-explore-snapshot.json", "a.py"]
     marker = read_marker(target)
     assert marker is not None and marker["missing_files"] == ["big.dat"]
+
+
+def test_relative_paths_give_the_whole_checkout(
+    mirror: dict[str, str | Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Relative mirror and snapshot folders (``--repos repos/dev`` as the README writes it) give the same files as
+    absolute ones; they used to give a snapshot holding only its marker."""
+    monkeypatch.chdir(tmp_path)
+    report = materialize(
+        [SnapshotTask("acme__demo-2", "acme/demo", str(mirror["second"]))], "mirrors", Path("rel") / "repos",
+        progress=False,
+    )  # fmt: skip
+    assert report.made == ["acme__demo-2"]
+    files = files_of(tmp_path / "rel" / "repos" / "acme__demo-2")
+    assert sorted(files) == [".gitattributes", SNAPSHOT_MARKER, "VERSION.txt", "pkg/a.py", "tests/t.py"]
+    assert files["pkg/a.py"] == "x = 10\n"
