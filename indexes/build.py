@@ -106,8 +106,8 @@ class BuildReport:
         save, by name, and with reuse ``cache_write`` (writing the new cache entries).
     :param cache: with ``reuse``, the content-addressed cache's lookups per kind (:class:`~indexes.cache.CacheStats`
         as a dict: ``hits``, ``misses``, ``corrupt``, ``write_errors``, ``corrupt_indexes``), counted in files for
-        ``chunks`` and in chunks for ``term_counts`` and ``vectors``; empty without reuse or when nothing needed
-        building.
+        ``chunks`` and ``graph_names`` and in chunks for ``term_counts`` and ``vectors``; empty without reuse or
+        when nothing needed building.
     :param skipped: files the walk skipped, by reason (``too_large``, ``binary``, ...; the index manifest's walk
         statistics).
     """

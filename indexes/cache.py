@@ -12,10 +12,11 @@ Layout under the store root::
                                          <pack id>.pack   entries: payload, then its 32-byte SHA-256, back to back
                                          <pack id>.idx    the pack's sorted keys, offsets and lengths, and a SHA-256
 
-``<kind>`` is ``chunks``, ``term_counts``, ``vectors`` or ``graph_names`` (a chunk's identifiers and member
-names, :func:`indexes.graph_build.chunk_names`) or ``snapshots`` (where in the store a chunk table of a snapshot
-content was built, keyed by the snapshot's fingerprint: :func:`indexes.build.ensure_index` copies such an index
-instead of assembling it); the config is everything besides the file that
+``<kind>`` is ``chunks``, ``term_counts``, ``vectors`` or ``graph_names`` (a file's graph piece: the identifiers
+and member names of each of its chunks, :func:`indexes.graph_build.chunk_names`) or ``snapshots`` (where in the
+store a chunk table of a snapshot content was built, keyed by the snapshot's fingerprint:
+:func:`indexes.build.ensure_index` copies such an index instead of assembling it); the config is everything
+besides the file that
 determines the value (chunker config; tokenizer config and fields; model fingerprint, ``max_length`` and
 fields) plus :func:`software_fingerprint` (the toolkit's own chunking and retriever source and the versions of
 the libraries that shape the values), so a code or library change never reuses an old value. An entry's key is

@@ -248,7 +248,7 @@ def ensure_graph_in_run(run: _Run, table: ChunkTable, fresh: list[Chunk] | None)
     if run.cache is not None:
         from swe_explore.indexes.reuse import graph_names_reusing
 
-        names = graph_names_reusing(chunks, run.cache)
+        names = graph_names_reusing(chunks, run.cache, run.digests())
     write_graph(gdir, files, chunks, names)
     run.report.built.append("graph")
     run.report.seconds["graph"] = time.perf_counter() - t0

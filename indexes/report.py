@@ -112,7 +112,7 @@ def format_hit_rates(totals: dict[str, dict[str, Any]]) -> str:
     for kind, t in totals.items():
         lookups = t["hits"] + t["misses"] + t["corrupt"]
         rate = f"{100 * t['hit_rate']:.1f}%" if t["hit_rate"] is not None else "-"
-        unit = "files" if kind == "chunks" else "chunks"
+        unit = "files" if kind in ("chunks", "graph_names") else "chunks"
         extra = "".join(
             f", {t[k]} {k.replace('_', ' ')}" for k in ("corrupt", "corrupt_indexes", "write_errors") if t[k]
         )

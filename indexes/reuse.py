@@ -201,26 +201,44 @@ def _split_counts(value: TermCounts) -> list[_Counts] | None:
 
 def _merge_counts(pieces: Sequence[_Counts]) -> TermCounts:
     """The snapshot's term counts from per-chunk pieces, built as :func:`~retrievers.features.counts_from_tokens`
-    builds them: terms sorted by code point, COO → CSR (int32 counts), duplicates summed, indices sorted.
+    builds them: terms sorted by code point, int32 counts, duplicates summed, indices sorted.
+
+    The pieces' terms are split and hashed by Arrow (``pyarrow.compute.split_pattern`` and
+    ``dictionary_encode``, in C++) instead of one Python dictionary lookup per (chunk, term) pair: on astropy
+    (26,832 chunks, 1.07M pairs, 55K terms) 0.32 s -> 0.15 s. The distinct terms are sorted as UTF-8 bytes, which
+    is code-point order (also for the surrogates ``surrogatepass`` writes).
 
     :param pieces: one ``(terms, counts)`` payload pair per chunk, in chunk order.
     :return: the counts, one row per piece.
     :raises ValueError: if the pieces' terms are not UTF-8 or a count is below 1 (a cache entry whose checksum is
         valid but whose content is not: only a bug writes one).
     """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    malformed = "cached term counts are malformed; delete the store's _cache/term_counts"
     joined = b"\0".join(p[0] for p in pieces if p[0])
-    flat_terms = joined.decode("utf-8", "surrogatepass").split("\0") if joined else []
     data = np.frombuffer(b"".join(p[1] for p in pieces), dtype="<i4").astype(np.int32)
-    if len(flat_terms) != len(data) or (len(data) and data.min() < 1):
-        raise ValueError("cached term counts are malformed; delete the store's _cache/term_counts")
-    terms = sorted(set(flat_terms))
-    column = {t: j for j, t in enumerate(terms)}
-    cols = np.fromiter(map(column.__getitem__, flat_terms), dtype=np.int64, count=len(flat_terms))
-    lengths = np.fromiter((len(p[1]) // 4 for p in pieces), dtype=np.int64, count=len(pieces))
-    rows = np.repeat(np.arange(len(pieces), dtype=np.int64), lengths)
-    matrix = sp.csr_matrix((data, (rows, cols)), shape=(len(pieces), len(terms)), dtype=np.int32)
-    matrix.sum_duplicates()
-    matrix.sort_indices()
+    if joined:
+        flat = pc.list_flatten(pc.split_pattern(pa.array([joined], type=pa.large_binary()), b"\0"))
+        encoded = pc.dictionary_encode(flat)
+        codes = encoded.indices.to_numpy()
+        distinct: list[bytes] = encoded.dictionary.to_pylist()
+    else:
+        codes, distinct = np.zeros(0, dtype=np.int32), []
+    if len(codes) != len(data) or (len(data) and data.min() < 1):
+        raise ValueError(malformed)
+    order = sorted(range(len(distinct)), key=distinct.__getitem__)
+    column = np.empty(len(distinct), dtype=np.int64)
+    column[order] = np.arange(len(distinct), dtype=np.int64)
+    try:
+        terms = [distinct[k].decode("utf-8", "surrogatepass") for k in order]
+    except UnicodeDecodeError:
+        raise ValueError(malformed) from None
+    indptr = np.zeros(len(pieces) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((len(p[1]) // 4 for p in pieces), dtype=np.int64, count=len(pieces)), out=indptr[1:])
+    matrix = sp.csr_matrix((data, column[codes], indptr), shape=(len(pieces), len(terms)), dtype=np.int32)
+    matrix.sum_duplicates()  # sorts the indices too
     return TermCounts(terms, matrix)
 
 
@@ -355,16 +373,24 @@ def _graph_code_fingerprint() -> str:
     return h.hexdigest()
 
 
-def _encode_names(names: ChunkNames) -> bytes:
-    """A chunk's names as one payload: sorted identifiers joined by NUL, the byte 0xFF, sorted member names."""
-    # One encode per side: the names are ASCII identifiers (graph.IDENTIFIER), so this is each name's bytes.
-    return ("\0".join(sorted(names[0])) + "\xff" + "\0".join(sorted(names[1]))).encode("latin-1")
+def _encode_names(names: ChunkNames) -> str:
+    """A chunk's names as text: sorted identifiers joined by NUL, the character 0xFF, sorted member names."""
+    return "\0".join(sorted(names[0])) + "\xff" + "\0".join(sorted(names[1]))
 
 
-def _decode_names(payload: bytes) -> ChunkNames | None:
-    """The names of an :func:`_encode_names` payload, or ``None`` if it is malformed (members not among the
-    identifiers, not ASCII)."""
-    head, sep, tail = payload.partition(b"\xff")
+def _encode_file_names(names: Sequence[ChunkNames]) -> bytes:
+    """A file's graph piece: its chunks' names (:func:`_encode_names`) in chunk order, separated by 0x01.
+
+    The names are ASCII identifiers (:data:`~swe_explore.indexes.graph.IDENTIFIER`), so Latin-1 is their bytes and
+    neither separator occurs in them.
+    """
+    return "\x01".join(_encode_names(n) for n in names).encode("latin-1")
+
+
+def _decode_names(part: bytes) -> ChunkNames | None:
+    """One chunk's names of a graph piece, or ``None`` if malformed (members not among the identifiers, not
+    ASCII)."""
+    head, sep, tail = part.partition(b"\xff")
     if not sep or not (head.isascii() and tail.isascii()):
         return None
     identifiers = frozenset(head.decode().split("\0")) if head else frozenset()
@@ -372,31 +398,59 @@ def _decode_names(payload: bytes) -> ChunkNames | None:
     return (identifiers, members) if members <= identifiers and "" not in identifiers else None
 
 
-def graph_names_reusing(chunks: Sequence[Chunk], cache: ContentCache) -> list[ChunkNames]:
-    """Every chunk's :func:`~indexes.graph_build.chunk_names`, taken from the cache where stored (keyed by the
-    chunk's language and text) and computed and stored for the rest; equal to computing them all.
+def _decode_file_names(payload: bytes, n_chunks: int) -> list[ChunkNames] | None:
+    """A file's graph piece decoded: one names pair per chunk, or ``None`` if it is malformed or holds another
+    number of chunks than the file has (then the file's names are computed again)."""
+    parts = payload.split(b"\x01")
+    if len(parts) != n_chunks:
+        return None
+    out = []
+    for part in parts:
+        names = _decode_names(part)
+        if names is None:
+            return None
+        out.append(names)
+    return out
 
-    :param chunks: the snapshot's chunks, with text, in index order.
-    :param cache: the build's cache (its ``graph_names`` statistics count the lookups, in chunks).
+
+def graph_names_reusing(
+    chunks: Sequence[Chunk], cache: ContentCache, digests: Mapping[str, str] | None = None
+) -> list[ChunkNames]:
+    """Every chunk's :func:`~indexes.graph_build.chunk_names`, taken from the cache where stored and computed and
+    stored for the rest; equal to computing them all.
+
+    The cache holds one **graph piece per file** (the names of its chunks, in order), keyed by the file's
+    :func:`~indexes.cache.file_digest` (the key of its cached chunks): a file seen before, in any snapshot, has
+    the same chunks and so the same names. One lookup and one entry per file, not per chunk: astropy's 26,877
+    chunks are 1,552 files.
+
+    :param chunks: the snapshot's chunks, with text, in index order (a file's chunks next to each other).
+    :param cache: the build's cache (its ``graph_names`` statistics count the lookups, in files).
+    :param digests: path -> :func:`~indexes.cache.file_digest` of the walked files; a file without one is
+        computed, not looked up.
     :return: one ``(identifiers, member names)`` pair per chunk.
     """
     with paused_gc():  # hundreds of thousands of frozensets that stay alive (indexes/collector.py)
-        return _graph_names(chunks, cache)
+        return _graph_names(chunks, cache, digests or {})
 
 
-def _graph_names(chunks: Sequence[Chunk], cache: ContentCache) -> list[ChunkNames]:
-    namespace = cache.namespace("graph_names", {"graph_code": _graph_code_fingerprint()})
-    digests = [hashlib.sha256(f"{c.language}\0{c.text}".encode("utf-8", "surrogatepass")).hexdigest() for c in chunks]
-    out: list[ChunkNames] = []
-    computed: dict[str, ChunkNames] = {}  # a text seen twice is computed and stored once
-    for chunk, digest, payload in zip(chunks, digests, namespace.get_many(digests), strict=True):
-        names = _decode_names(payload) if payload is not None else None
+def _graph_names(chunks: Sequence[Chunk], cache: ContentCache, digests: Mapping[str, str]) -> list[ChunkNames]:
+    namespace = cache.namespace("graph_names", {"graph_code": _graph_code_fingerprint(), "piece": "file"})
+    of_file: dict[str, list[int]] = {}
+    for i, chunk in enumerate(chunks):
+        of_file.setdefault(chunk.path, []).append(i)
+    keyed = [p for p in of_file if p in digests]
+    stored = dict(zip(keyed, namespace.get_many([digests[p] for p in keyed]), strict=True))
+    out: list[ChunkNames | None] = [None] * len(chunks)
+    for path, ids in of_file.items():
+        payload = stored.get(path)
+        names = _decode_file_names(payload, len(ids)) if payload is not None else None
         if payload is not None and names is None:
             namespace.reject()
         if names is None:
-            names = computed.get(digest)
-            if names is None:
-                names = computed[digest] = chunk_names(chunk)
-                namespace.put(digest, _encode_names(names))
-        out.append(names)
-    return out
+            names = [chunk_names(chunks[i]) for i in ids]
+            if path in digests:
+                namespace.put(digests[path], _encode_file_names(names))
+        for i, n in zip(ids, names, strict=True):
+            out[i] = n
+    return [n for n in out if n is not None]

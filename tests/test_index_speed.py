@@ -1,4 +1,4 @@
-"""Reuse down to the unique content (issue 21): the symbol graph's per-chunk pieces (indexes/reuse.py
+"""Reuse down to the unique content (issue 21): the symbol graph's per-file pieces (indexes/reuse.py
 graph_names_reusing) and the copy of a stored index of identical content (indexes/build.py, the ``snapshots``
 cache entries) give index files byte-identical to a cold build without reuse."""
 
@@ -15,7 +15,7 @@ from swe_explore.chunking.types import Chunk
 from swe_explore.indexes import cache as cache_module
 from swe_explore.indexes.build import BuildReport, ensure_index
 from swe_explore.indexes.graph_build import chunk_names
-from swe_explore.indexes.reuse import _decode_names, _encode_names
+from swe_explore.indexes.reuse import _decode_file_names, _encode_file_names
 from swe_explore.retrievers.registry import make_retriever
 
 A_V1 = "def alpha(x):\n    return x + 1\n\n\ndef beta(y):\n    return y.real * 2\n"
@@ -47,27 +47,30 @@ def test_chunk_names_read_identifiers_and_member_accesses() -> None:
 
 
 def test_graph_name_pieces_round_trip_and_malformed_ones_are_refused() -> None:
-    names = (frozenset({"alpha", "real", "y"}), frozenset({"real"}))
-    assert _encode_names(names) == b"alpha\0real\0y\xffreal"
-    assert _decode_names(_encode_names(names)) == names
-    assert _decode_names(b"\xff") == (frozenset(), frozenset())
-    assert _decode_names(b"alpha") is None  # no separator
-    assert _decode_names(b"alpha\xffbeta") is None  # a member name that is no identifier
+    """A file's piece is its chunks' names in order; one of another chunk count or malformed is refused."""
+    names = [(frozenset({"alpha", "real", "y"}), frozenset({"real"})), (frozenset(), frozenset())]
+    assert _encode_file_names(names) == b"alpha\0real\0y\xffreal\x01\xff"
+    assert _decode_file_names(_encode_file_names(names), 2) == names
+    assert _decode_file_names(b"\xff", 1) == [(frozenset(), frozenset())]
+    assert _decode_file_names(_encode_file_names(names), 3) is None  # the file has another number of chunks
+    assert _decode_file_names(b"alpha", 1) is None  # no separator
+    assert _decode_file_names(b"alpha\xffbeta", 1) is None  # a member name that is no identifier
+    assert _decode_file_names("\u00e9\xff".encode(), 1) is None  # not ASCII
 
 
 def test_graph_pieces_reused_give_the_cold_graph(
     tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]]
 ) -> None:
-    """v2 changes beta's body: of its 5 chunks (the README window, alpha, beta, b.py's import line, gamma) only
-    beta's names are computed again, and v2's store files (graph included) equal a build without reuse."""
+    """v2 changes beta's body: of its 3 files (README.md, pkg/a.py, pkg/b.py) only a.py's piece is computed
+    again, and v2's store files (graph included) equal a build without reuse."""
     v1 = _write_snapshot(tmp_path / "v1", A_V1)
     v2 = _write_snapshot(tmp_path / "v2", A_V1.replace("y.real * 2", "y.imag * 3"))
     store, plain = tmp_path / "store", tmp_path / "plain"
     first = _build(v1, store, reuse=True)
     assert first.built == ["chunks", "bm25", "tfidf", "graph"]
-    assert (first.cache["graph_names"]["hits"], first.cache["graph_names"]["misses"]) == (0, 5)
+    assert (first.cache["graph_names"]["hits"], first.cache["graph_names"]["misses"]) == (0, 3)
     second = _build(v2, store, reuse=True)
-    assert (second.cache["graph_names"]["hits"], second.cache["graph_names"]["misses"]) == (4, 1)
+    assert (second.cache["graph_names"]["hits"], second.cache["graph_names"]["misses"]) == (2, 1)
     assert _build(v2, store, reuse=True).reused == ["chunks", "bm25", "tfidf", "graph"]
     _build(v1, plain, reuse=False)
     _build(v2, plain, reuse=False)
@@ -113,7 +116,7 @@ def test_a_damaged_or_other_code_twin_is_not_copied(
     tf.write_bytes(good)
     monkeypatch.setattr(cache_module, "software_fingerprint", lambda: "0" * 64)
     other = _build(tmp_path / "t2", store, reuse=True)
-    assert other.cache["chunks"]["misses"] == 3 and other.cache["graph_names"]["misses"] == 5
+    assert other.cache["chunks"]["misses"] == 3 and other.cache["graph_names"]["misses"] == 3
     for name in ("v1", "t1", "t2"):
         _build(tmp_path / name, plain, reuse=False)
     assert _index_files(store_tree(store)) == store_tree(plain)
