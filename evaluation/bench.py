@@ -187,14 +187,27 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, str, Any]]:
     :raises ValueError: for a line that is not valid JSON, naming the file and line.
     """
     with path.open(encoding="utf-8-sig") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{line_no}"
-            try:
-                yield line_no, where, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: invalid JSON ({exc.msg} column {exc.colno})") from None
+        try:
+            for line_no, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                where = f"{path}:{line_no}"
+                try:
+                    yield line_no, where, json.loads(line.rstrip("\n"))  # without it, an error at the end of the
+                except json.JSONDecodeError as exc:  # line is reported at column 1 of a line after it
+                    raise ValueError(f"{where}: invalid JSON ({exc.msg} column {exc.colno})") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(not_utf8(path, exc)) from None
+
+
+def not_utf8(path: Path, exc: UnicodeDecodeError) -> str:
+    """The one-line message for a text file that is not UTF-8.
+
+    :param path: the file.
+    :param exc: the decoding error.
+    :return: ``"<file>: not a UTF-8 text file (byte 0xNN: <reason>)"``.
+    """
+    return f"{path}: not a UTF-8 text file (byte 0x{exc.object[exc.start]:02x}: {exc.reason})"
 
 
 def note_first_line(first_line: dict[str, int], instance_id: str, where: str, line_no: int) -> None:
@@ -340,6 +353,8 @@ def load_issue_map(path: str | Path) -> dict[str, str]:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: invalid JSON ({exc.msg} line {exc.lineno} column {exc.colno})") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(not_utf8(path, exc)) from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object {{instance_id: issue text}}, got {type(data).__name__}")
     for key, value in data.items():

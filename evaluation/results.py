@@ -35,6 +35,7 @@ from swe_explore.evaluation.bench import (
     find_snapshot,
     first_ids,
     load_bench,
+    not_utf8,
     repo_from_instance_id,
 )
 from swe_explore.evaluation.line_counts import file_line_counts, snapshot_line_counts
@@ -188,13 +189,16 @@ def read_rows(path: str | Path, *, drop_partial_last: bool = False) -> list[dict
     if not path.is_file():
         raise FileNotFoundError(f"result file {path} does not exist")
     rows: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8-sig") as handle:
-        lines = handle.readlines()
+    try:
+        with path.open(encoding="utf-8-sig") as handle:
+            lines = handle.readlines()
+    except UnicodeDecodeError as exc:
+        raise ValueError(not_utf8(path, exc)) from None
     for line_no, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = json.loads(line.rstrip("\n"))  # an error at the end of the line is reported on the line
         except json.JSONDecodeError as exc:
             if drop_partial_last and line_no == len(lines) and not line.endswith("\n"):
                 break

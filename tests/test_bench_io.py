@@ -100,7 +100,7 @@ def test_repo_and_commit_fall_back_to_meta_then_instance_id() -> None:
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ('{"instance_id": "x__y-1", ', r"bench.jsonl:2: invalid JSON"),
+        ('{"instance_id": "x__y-1", ', r"bench.jsonl:2: invalid JSON \(Expecting property name .* column 27\)"),
         ("[1, 2]", r"bench.jsonl:2: expected a JSON object"),
         (json.dumps({"ground_truth": {}}), r"bench.jsonl:2: missing or empty 'instance_id'"),
         (json.dumps({"instance_id": "x__y-1", "problem_statement": "q"}), r"bench.jsonl:2 \(x__y-1\): ground_truth"),
@@ -346,7 +346,8 @@ def test_writer_appends_and_reader_reads_back(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("line", "message"),
-    [("{not json", r"rows.jsonl:2: invalid JSON"), ('{"regions": []}', r"rows.jsonl:2: row has no string"),
+    [("{not json", r"rows.jsonl:2: invalid JSON \(Expecting property name .*, column 2\)"),
+     ('{"regions": []}', r"rows.jsonl:2: row has no string"),
      ('{"instance_id": "b"}', r"rows.jsonl:2 \(b\): row has no 'regions'")],
 )  # fmt: skip
 def test_read_rows_errors_name_file_and_line(tmp_path: Path, line: str, message: str) -> None:
@@ -354,6 +355,16 @@ def test_read_rows_errors_name_file_and_line(tmp_path: Path, line: str, message:
     path = write_jsonl(tmp_path / "rows.jsonl", [make_row("a", "x", []), line])
     with pytest.raises(ValueError, match=message):
         read_rows(path)
+
+
+def test_a_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    """A bench or result file that is not UTF-8 is one error naming the file and the first bad byte (it used to be
+    the codec's message alone)."""
+    path = tmp_path / "binary.jsonl"
+    path.write_bytes(b'{"instance_id": "a"}\n\xff\xfe\n')
+    for read in (load_bench, read_rows):
+        with pytest.raises(ValueError, match=r"binary.jsonl: not a UTF-8 text file \(byte 0xff: invalid start byte\)$"):
+            read(path)
 
 
 # ----------------------------------------------------------------------------------------------------------
