@@ -168,7 +168,7 @@ def read_result_files(
     for path in paths:
         try:
             rows = read_rows(path)
-        except FileNotFoundError as exc:
+        except (FileNotFoundError, IsADirectoryError) as exc:  # a usage error either way (exit 2)
             raise ValueError(str(exc)) from exc
         if not rows:
             raise ValueError(f"{path}: no result rows")

@@ -312,9 +312,10 @@ def test_breaker_full_disk_leaves_no_output_file_and_names_it(
 
 
 def test_breaker_evaluate_names_a_directory_given_as_pred(tmp_path: Path) -> None:
-    """evaluate DIR: one line saying it is a directory (not "does not exist")."""
+    """evaluate DIR: one line saying it is a directory (not "does not exist"), a usage error (exit 2) as a missing
+    file is."""
     done = _python("scripts/evaluate.py", str(tmp_path))
-    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "Traceback" not in done.stderr
     assert (
         done.stderr.strip()
         .splitlines()[-1]
