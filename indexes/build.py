@@ -355,7 +355,7 @@ def ensure_index(
                     fresh = _build_missing(run, plain, table, fresh)
                 _link_composites(run, composite, table)
                 if graph:
-                    ensure_graph_in_run(run, table, fresh)
+                    ensure_graph_in_run(run, table, fresh, chunker.config())
         except ReadOnlyStoreError:
             if run.broken is not None:  # nobody can be rewriting a store that cannot be written: it is broken
                 raise run.broken from None

@@ -10,7 +10,7 @@ import contextlib
 import json
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -223,7 +223,9 @@ def graph_not_current(run: _Run) -> Path | None:
     return None
 
 
-def ensure_graph_in_run(run: _Run, table: ChunkTable, fresh: list[Chunk] | None) -> None:
+def ensure_graph_in_run(
+    run: _Run, table: ChunkTable, fresh: list[Chunk] | None, chunker_config: Mapping[str, Any]
+) -> None:
     """The last step of :func:`~indexes.build.ensure_index` with ``graph``: build and save the symbol graph
     unless the stored one was built from this chunk table; from the walked files and the chunks with text of
     this call (no second walk). With reuse, copied from the twin when there is one, and each chunk's
@@ -232,6 +234,7 @@ def ensure_graph_in_run(run: _Run, table: ChunkTable, fresh: list[Chunk] | None)
     :param run: the call's shared state.
     :param table: the chunk table.
     :param fresh: the chunks with text, if this call has them (else cut from the walked files).
+    :param chunker_config: the config of the chunker that cut the chunks (a file's cached names are per chunking).
     """
     gdir = run.cdir / GRAPH_DIR
     if not run.rebuild and stored_fingerprint(gdir) == table.fingerprint():
@@ -248,7 +251,7 @@ def ensure_graph_in_run(run: _Run, table: ChunkTable, fresh: list[Chunk] | None)
     if run.cache is not None:
         from swe_explore.indexes.reuse import graph_names_reusing
 
-        names = graph_names_reusing(chunks, run.cache, run.digests())
+        names = graph_names_reusing(chunks, run.cache, run.digests(), chunker_config)
     write_graph(gdir, files, chunks, names)
     run.report.built.append("graph")
     run.report.seconds["graph"] = time.perf_counter() - t0

@@ -414,7 +414,10 @@ def _decode_file_names(payload: bytes, n_chunks: int) -> list[ChunkNames] | None
 
 
 def graph_names_reusing(
-    chunks: Sequence[Chunk], cache: ContentCache, digests: Mapping[str, str] | None = None
+    chunks: Sequence[Chunk],
+    cache: ContentCache,
+    digests: Mapping[str, str] | None = None,
+    chunker_config: Mapping[str, Any] | None = None,
 ) -> list[ChunkNames]:
     """Every chunk's :func:`~indexes.graph_build.chunk_names`, taken from the cache where stored and computed and
     stored for the rest; equal to computing them all.
@@ -428,14 +431,19 @@ def graph_names_reusing(
     :param cache: the build's cache (its ``graph_names`` statistics count the lookups, in files).
     :param digests: path -> :func:`~indexes.cache.file_digest` of the walked files; a file without one is
         computed, not looked up.
+    :param chunker_config: the config of the chunker that cut the chunks (part of the pieces' namespace, as for
+        cached chunks: another chunking of the same file has other chunks).
     :return: one ``(identifiers, member names)`` pair per chunk.
     """
     with paused_gc():  # hundreds of thousands of frozensets that stay alive (indexes/collector.py)
-        return _graph_names(chunks, cache, digests or {})
+        return _graph_names(chunks, cache, digests or {}, dict(chunker_config or {}))
 
 
-def _graph_names(chunks: Sequence[Chunk], cache: ContentCache, digests: Mapping[str, str]) -> list[ChunkNames]:
-    namespace = cache.namespace("graph_names", {"graph_code": _graph_code_fingerprint(), "piece": "file"})
+def _graph_names(
+    chunks: Sequence[Chunk], cache: ContentCache, digests: Mapping[str, str], chunker_config: dict[str, Any]
+) -> list[ChunkNames]:
+    config = {"graph_code": _graph_code_fingerprint(), "piece": "file", "chunker": chunker_config}
+    namespace = cache.namespace("graph_names", config)
     of_file: dict[str, list[int]] = {}
     for i, chunk in enumerate(chunks):
         of_file.setdefault(chunk.path, []).append(i)

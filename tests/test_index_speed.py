@@ -78,6 +78,23 @@ def test_graph_pieces_reused_give_the_cold_graph(
     assert _index_files(store_tree(store)) == store_tree(plain)
 
 
+def test_graph_pieces_are_not_shared_between_chunkings(
+    tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]]
+) -> None:
+    """The same files cut by another chunker config (``max_lines=2``: a.py's functions in one-line and two-line
+    pieces) look up none of the first chunking's graph pieces, and its graph equals a build without reuse."""
+    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    store, plain = tmp_path / "store", tmp_path / "plain"
+    bm25 = [make_retriever("bm25")]
+    ensure_index(v1, store, make_chunker("function"), bm25, reuse=True, graph=True)
+    small = make_chunker("function", max_lines=2)
+    second = ensure_index(v1, store, small, bm25, reuse=True, graph=True)
+    assert (second.cache["graph_names"]["hits"], second.cache["graph_names"]["misses"]) == (0, 3)
+    ensure_index(v1, plain, make_chunker("function"), bm25, reuse=False, graph=True)
+    ensure_index(v1, plain, small, bm25, reuse=False, graph=True)
+    assert _index_files(store_tree(store)) == store_tree(plain)
+
+
 def test_a_snapshot_of_stored_content_is_copied_byte_identical(
     tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]]
 ) -> None:
