@@ -86,7 +86,7 @@ from swe_explore.indexes.store import (
     temporary_path,
 )
 from swe_explore.retrievers.bm25 import BM25Retriever
-from swe_explore.retrievers.features import TermCounts, counts_from_tokens
+from swe_explore.retrievers.features import TermCounts, count_terms, counts_from_tokens
 from swe_explore.retrievers.tokenize import CodeTokenizer
 
 __all__ = [
@@ -358,7 +358,7 @@ def _message_counts(
 ) -> TermCounts:
     """The commits' term counts, one row per commit: from the cache where stored, else tokenized (and stored)."""
     if cache is None:
-        return counts_from_tokens([tokenizer.tokenize(m) for m in messages])
+        return count_terms(tokenizer, messages)
     namespace = cache.namespace("term_counts", {"source": "commit_messages", "tokenizer": tokenizer.config()})
     digests = [
         hashlib.sha256(f"{cid}\0{message}".encode("utf-8", "surrogatepass")).hexdigest()

@@ -43,10 +43,21 @@ full), so the hot loop is one ``findall`` plus one dict lookup per word; see ``d
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["CODE_STOP_WORDS", "ENGLISH_STOP_WORDS", "STOP_WORD_LISTS", "CodeTokenizer"]
+import numpy as np
+
+__all__ = [
+    "ASCII_WORD_BYTES",
+    "CODE_STOP_WORDS",
+    "ENGLISH_STOP_WORDS",
+    "STOP_WORD_LISTS",
+    "CodeTokenizer",
+    "ascii_words",
+    "byte_class",
+    "word_codes",
+]
 
 _WORD_RE = re.compile(r"\w+")
 # ASCII fast path of rule 2: an acronym before a capitalised word, a capitalised or lower-case word, an
@@ -399,6 +410,19 @@ class CodeTokenizer:
         min_len = self.min_len
         return [t for t in candidates if len(t) >= min_len and not t[0].isdigit() and t not in stop]
 
+    def word_tokens(self, word: str) -> list[str]:
+        """Tokens of one ``\\w+`` word (rules 2-4), as :meth:`tokenize` emits them for it; cached.
+
+        :param word: a word matched by ``\\w+`` (``""`` gives ``[]``).
+        :return: its tokens in order (a shared list: do not modify it).
+        """
+        toks = self._cache.get(word)
+        if toks is None:
+            if len(self._cache) >= self._cache_size:
+                self._cache.clear()
+            toks = self._cache[word] = self._word_tokens(word) if word else []
+        return toks
+
     def tokenize(self, text: str) -> list[str]:
         """Tokenize one text (a chunk's document text or an issue text).
 
@@ -416,3 +440,92 @@ class CodeTokenizer:
                 toks = cache[word] = self._word_tokens(word)
             extend(toks)
         return out
+
+
+def byte_class(chars: bytes) -> np.ndarray:
+    """A 256-entry boolean table: ``True`` at the given byte values."""
+    table = np.zeros(256, dtype=bool)
+    table[np.frombuffer(chars, dtype=np.uint8)] = True
+    return table
+
+
+#: ASCII ``\\w``: ``[0-9A-Za-z_]``.
+ASCII_WORD_BYTES = byte_class(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
+
+
+def ascii_words(texts: Sequence[str], run: np.ndarray, single: np.ndarray | None = None) -> tuple[Any, np.ndarray]:
+    """The words of ASCII texts, found by one NumPy scan over their joined bytes (no per-word Python).
+
+    A word is a maximal run of bytes of class ``run``, or one byte of class ``single`` (each such byte is a word
+    of its own); every other byte separates words. The texts are joined by a space, which must be a separator.
+
+    :param texts: ASCII texts.
+    :param run: 256-entry boolean table of the bytes that form runs (e.g. :data:`ASCII_WORD_BYTES`).
+    :param single: 256-entry boolean table of the bytes that are one-byte words, or ``None``; disjoint from ``run``.
+    :return: ``(words, rows)``: an Arrow ``large_string`` array of the words, in text order, and an int64 array of
+        the position in ``texts`` of each word's text.
+    :raises UnicodeEncodeError: if a text is not ASCII.
+    """
+    import pyarrow as pa
+
+    data = np.frombuffer(" ".join(texts).encode("ascii"), dtype=np.uint8)
+    in_run = run[data]
+    step = np.diff(in_run.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    run_starts = np.flatnonzero(step == 1)
+    run_lengths = np.flatnonzero(step == -1) - run_starts
+    if single is None:
+        starts, lengths, kept = run_starts, run_lengths, in_run
+    else:
+        is_single = single[data]
+        one = np.flatnonzero(is_single)
+        starts = np.concatenate([run_starts, one])
+        order = np.argsort(starts, kind="stable")
+        starts = starts[order]
+        lengths = np.concatenate([run_lengths, np.ones(one.size, dtype=np.int64)])[order]
+        kept = in_run | is_single
+    offsets = np.zeros(starts.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    body = np.ascontiguousarray(data[kept])
+    words = pa.Array.from_buffers(
+        pa.large_string(), int(starts.size), [None, pa.py_buffer(offsets), pa.py_buffer(body)]
+    )
+    sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1
+    text_starts = np.cumsum(sizes) - sizes
+    rows = np.searchsorted(text_starts, starts, side="right") - 1
+    return words, rows.astype(np.int64, copy=False)
+
+
+def word_codes(texts: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The ``\\w+`` words of many texts (rule 1), as distinct words and one code per occurrence.
+
+    ASCII texts are split by :func:`ascii_words` (ASCII ``\\w`` is ``[0-9A-Za-z_]``), the others by the
+    Unicode ``\\w+`` of :meth:`CodeTokenizer.tokenize`; the distinct words are hashed by Arrow's
+    ``dictionary_encode``. On astropy's 26,877 chunks (24.5 MB) this takes 0.45-0.6 s where one ``findall`` and
+    dictionary lookup per word take 1.2 s.
+
+    :param texts: the texts.
+    :return: ``(distinct, rows, codes)``: the distinct words (in first-seen order of the ASCII texts, then the
+        others'), and int64 arrays with one entry per word occurrence: the text's position in ``texts`` and the
+        word's position in ``distinct``. Occurrences are grouped by text, not in text order.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    plain = [i for i, t in enumerate(texts) if t.isascii()]
+    other = [i for i, t in enumerate(texts) if not t.isascii()] if len(plain) < len(texts) else []
+    pieces: list[Any] = []
+    rows: list[np.ndarray] = []
+    if plain:
+        words, plain_rows = ascii_words([texts[i] for i in plain], ASCII_WORD_BYTES)
+        pieces.append(words)
+        rows.append(np.asarray(plain, dtype=np.int64)[plain_rows])
+    if other:
+        found = [_WORD_RE.findall(texts[i]) for i in other]
+        pieces.append(pa.array([w for words in found for w in words], type=pa.large_string()))
+        rows.append(np.repeat(np.asarray(other, dtype=np.int64), [len(words) for words in found]))
+    if not pieces:
+        return [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    encoded = pc.dictionary_encode(pa.chunked_array(pieces, type=pa.large_string())).combine_chunks()
+    distinct: list[str] = encoded.dictionary.to_pylist()
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return distinct, np.concatenate(rows), codes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,11 @@ from sklearn.feature_extraction.text import CountVectorizer
 from swe_explore.chunking.types import Chunk
 from swe_explore.retrievers.base import FeatureSpec, Hit, Retriever, RetrieverState, top_hits
 from swe_explore.retrievers.bm25 import BM25Retriever
-from swe_explore.retrievers.features import build_retrievers, counts_from_tokens
+from swe_explore.retrievers.features import build_retrievers, count_terms, counts_from_tokens
 from swe_explore.retrievers.potion import PotionRetriever
 from swe_explore.retrievers.registry import make_retriever
 from swe_explore.retrievers.tfidf import TfidfRetriever
+from swe_explore.retrievers.tokenize import CodeTokenizer, word_codes
 
 QUERIES = ["send the request with a timeout", "cookie jar name", "alpha beta gamma delta", "nothing matches"]
 
@@ -41,6 +43,51 @@ def test_counts_from_tokens_match_scikit_learn_counts() -> None:
     assert counts.terms == ["get", "name", "user", "zeta"] == list(vec.get_feature_names_out())
     assert counts.counts.dtype == np.int32
     assert counts.counts.toarray().tolist() == expected.toarray().tolist() == [[2, 0, 1, 0], [0, 0, 0, 0], [0, 3, 1, 1]]
+
+
+def test_count_terms_by_hand() -> None:
+    """Per-word counting gives the hand-computed counts: whole identifiers, parts, stop words and short tokens."""
+    counts = count_terms(CodeTokenizer(), ["getUser(x) getUser", "", "self.user_name = 42"])
+    assert counts.terms == ["get", "getuser", "name", "user", "user_name"]
+    assert counts.counts.toarray().tolist() == [[2, 2, 0, 2, 0], [0, 0, 0, 0, 0], [0, 0, 1, 1, 1]]
+
+
+ADVERSARIAL = [
+    "def getUserName(self): return os.path.join(a, b)",
+    "",
+    "   ",
+    "___ __init__ _x_ a_b_c",
+    "naïveBayes == naïve_bayes; café, straße STRASSE",
+    "HTTPServerError utf8Decode 0x1f 1e10 2d x86_64",
+    "\x0bform\x0cfeed\ttab\r\ncrlf\x00nul\x7fdel",
+    "中文标识符 mixed中文Word ١٢٣ digits",
+    "zero\u200bwidth \ufeffbom e\u0301accent",
+    "getUser getUser getuser GETUSER get_user",
+    "a" * 300 + " " + "B" * 5 + "c" * 5,
+]
+
+
+@pytest.mark.parametrize("tokenizer", [{}, {"whole": "joined"}, {"whole": "none", "stopwords": "none", "min_len": 1}])
+def test_count_terms_equals_counting_the_token_lists(tokenizer: dict[str, Any]) -> None:
+    """count_terms is counts_from_tokens(tokenize(...)) to the last bit, ASCII and Unicode texts mixed, and the
+    words of word_codes are those of the Unicode ``\\w+``."""
+    texts = ADVERSARIAL + ADVERSARIAL[::-1]
+    expected = counts_from_tokens([CodeTokenizer.from_config(tokenizer).tokenize(t) for t in texts])
+    got = count_terms(CodeTokenizer.from_config(tokenizer), texts)
+    assert got.terms == expected.terms
+    for name in ("data", "indices", "indptr"):
+        a, b = getattr(got.counts, name), getattr(expected.counts, name)
+        assert a.dtype == b.dtype and a.tolist() == b.tolist(), name
+    assert got.counts.shape == expected.counts.shape
+    distinct, rows, codes = word_codes(texts)
+    for i, text in enumerate(texts):
+        assert sorted(distinct[c] for c in codes[rows == i] if distinct[c]) == sorted(re.findall(r"\w+", text))
+
+
+def test_count_terms_of_no_texts() -> None:
+    """No texts: no terms and a 0 x 0 matrix, as counts_from_tokens gives."""
+    counts = count_terms(CodeTokenizer(), [])
+    assert counts.terms == [] and counts.counts.shape == (0, 0) == counts_from_tokens([]).counts.shape
 
 
 def test_specs_are_shared_exactly_when_the_inputs_match(tiny_model_dir: Path) -> None:
