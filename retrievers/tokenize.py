@@ -420,7 +420,15 @@ class CodeTokenizer:
         if toks is None:
             if len(self._cache) >= self._cache_size:
                 self._cache.clear()
-            toks = self._cache[word] = self._word_tokens(word) if word else []
+            if not word.isascii() or not word.isalnum():
+                toks = self._word_tokens(word) if word else []
+            elif word.isdigit():  # one part that starts with a digit
+                toks = []
+            elif word.isalpha() and word.islower():  # one part, itself
+                toks = [word] if len(word) >= self.min_len and word not in self._stop else []
+            else:
+                toks = self._word_tokens(word)
+            self._cache[word] = toks
         return toks
 
     def tokenize(self, text: str) -> list[str]:
@@ -470,18 +478,21 @@ def ascii_words(texts: Sequence[str], run: np.ndarray, single: np.ndarray | None
 
     data = np.frombuffer(" ".join(texts).encode("ascii"), dtype=np.uint8)
     in_run = run[data]
-    step = np.diff(in_run.view(np.int8), prepend=np.int8(0), append=np.int8(0))
-    run_starts = np.flatnonzero(step == 1)
-    run_lengths = np.flatnonzero(step == -1) - run_starts
+    edges = np.flatnonzero(in_run[1:] != in_run[:-1]) + 1  # where runs start and end, alternately
+    if in_run.size and in_run[0]:
+        edges = np.concatenate([np.zeros(1, dtype=edges.dtype), edges])
+    if in_run.size and in_run[-1]:
+        edges = np.concatenate([edges, np.full(1, in_run.size, dtype=edges.dtype)])
+    run_starts = edges[0::2]
+    run_lengths = edges[1::2] - run_starts
     if single is None:
         starts, lengths, kept = run_starts, run_lengths, in_run
-    else:
+    else:  # merge the one-byte words into the runs (both sorted, never at the same byte)
         is_single = single[data]
         one = np.flatnonzero(is_single)
-        starts = np.concatenate([run_starts, one])
-        order = np.argsort(starts, kind="stable")
-        starts = starts[order]
-        lengths = np.concatenate([run_lengths, np.ones(one.size, dtype=np.int64)])[order]
+        at = np.searchsorted(run_starts, one)
+        starts = np.insert(run_starts, at, one)
+        lengths = np.insert(run_lengths, at, 1)
         kept = in_run | is_single
     offsets = np.zeros(starts.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
@@ -490,9 +501,9 @@ def ascii_words(texts: Sequence[str], run: np.ndarray, single: np.ndarray | None
         pa.large_string(), int(starts.size), [None, pa.py_buffer(offsets), pa.py_buffer(body)]
     )
     sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1
-    text_starts = np.cumsum(sizes) - sizes
-    rows = np.searchsorted(text_starts, starts, side="right") - 1
-    return words, rows.astype(np.int64, copy=False)
+    first_word = np.searchsorted(starts, np.cumsum(sizes) - sizes)  # of each text (words never span two)
+    per_text = np.diff(first_word, append=starts.size)
+    return words, np.repeat(np.arange(len(texts), dtype=np.int64), per_text)
 
 
 def word_codes(texts: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
