@@ -101,6 +101,7 @@ class ParseScan:
         """
         found: list[tuple[Node, NodeFrame]] = []
         stack: list[tuple[Node, int, NodeFrame | None]] = [(scope, 0, None)]
+        definitions, body_required = self.spec.definitions, self.spec.body_required
         while stack:
             node, single_depth, frame = stack.pop()
             children = node.children
@@ -108,12 +109,15 @@ class ParseScan:
             for index, child in enumerate(children):
                 if not child.is_named:
                     continue
-                if self._is_definition(child):
+                kind = child.type  # _is_definition, inlined (this loop sees every node outside a definition)
+                if kind in definitions and not (kind in body_required and child.child_by_field_name("body") is None):
                     found.append((child, (children, index, frame)))
                     continue
                 if child.child_count == 0:
                     continue
-                if child.start_point.row != last_row(child):
+                start_row = child.start_point.row
+                end = child.end_point  # last_row, inlined
+                if end.row > start_row and not (end.column == 0 and end.row - 1 == start_row):
                     todo.append((child, 0, (children, index, frame)))
                 elif single_depth < _MAX_SINGLE_ROW_DEPTH:
                     todo.append((child, single_depth + 1, (children, index, frame)))
