@@ -457,6 +457,9 @@ def byte_class(chars: bytes) -> np.ndarray:
     return table
 
 
+#: Characters of ASCII text scanned at once by :func:`word_codes` (its arrays take about 10 bytes per character).
+_SCAN_CHARS = 1 << 22
+
 #: ASCII ``\\w``: ``[0-9A-Za-z_]``.
 ASCII_WORD_BYTES = byte_class(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
 
@@ -526,10 +529,16 @@ def word_codes(texts: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]
     other = [i for i, t in enumerate(texts) if not t.isascii()] if len(plain) < len(texts) else []
     pieces: list[Any] = []
     rows: list[np.ndarray] = []
-    if plain:
-        words, plain_rows = ascii_words([texts[i] for i in plain], ASCII_WORD_BYTES)
+    start = 0
+    while start < len(plain):  # batches of about _SCAN_CHARS characters bound the scan's arrays
+        end, size = start, 0
+        while end < len(plain) and (end == start or size < _SCAN_CHARS):
+            size += len(texts[plain[end]])
+            end += 1
+        words, batch_rows = ascii_words([texts[i] for i in plain[start:end]], ASCII_WORD_BYTES)
         pieces.append(words)
-        rows.append(np.asarray(plain, dtype=np.int64)[plain_rows])
+        rows.append(np.asarray(plain[start:end], dtype=np.int64)[batch_rows])
+        start = end
     if other:
         found = [_WORD_RE.findall(texts[i]) for i in other]
         pieces.append(pa.array([w for words in found for w in words], type=pa.large_string()))
