@@ -111,7 +111,10 @@ class WordCacheEncoder:
         :param max_length: tokens kept per text (``None``: all).
         :return: ``(rows, ids)``: int64 arrays of equal length, one entry per kept token: the text's position in
             ``texts`` and the token id. Tokens of one text appear in text order.
+        :raises ValueError: for a negative ``max_length``.
         """
+        if max_length is not None and max_length < 0:
+            raise ValueError(f"max_length must be None or >= 0, got {max_length}")
         fast = [i for i, t in enumerate(texts) if self.enabled and self._eligible(t)]
         fast_set = set(fast)
         slow = [i for i in range(len(texts)) if i not in fast_set]

@@ -77,6 +77,14 @@ def test_word_cache_survives_clearing_and_reuse() -> None:
     assert _per_text(*encoder.encode([]), 0) == []
 
 
+def test_a_negative_max_length_is_an_error() -> None:
+    """A negative token budget is refused (the word path and the tokenizer path would cut it differently)."""
+    encoder = WordCacheEncoder(_bert_tokenizer())
+    with pytest.raises(ValueError, match="max_length"):
+        encoder.encode(TEXTS, -1)
+    assert _per_text(*encoder.encode(TEXTS, 0), len(TEXTS)) == [[] for _ in TEXTS]
+
+
 def test_other_tokenizers_fall_back_to_the_tokenizer(tiny_model_dir: Path) -> None:
     """A WordLevel + Whitespace tokenizer (the tiny test model's) is not eligible; its ids come from the tokenizer."""
     from tokenizers import Tokenizer
