@@ -416,8 +416,8 @@ def _decode_file_names(payload: bytes, n_chunks: int) -> list[ChunkNames] | None
 def graph_names_reusing(
     chunks: Sequence[Chunk],
     cache: ContentCache,
-    digests: Mapping[str, str] | None = None,
-    chunker_config: Mapping[str, Any] | None = None,
+    digests: Mapping[str, str],
+    chunker_config: Mapping[str, Any],
 ) -> list[ChunkNames]:
     """Every chunk's :func:`~indexes.graph_build.chunk_names`, taken from the cache where stored and computed and
     stored for the rest; equal to computing them all.
@@ -436,7 +436,7 @@ def graph_names_reusing(
     :return: one ``(identifiers, member names)`` pair per chunk.
     """
     with paused_gc():  # hundreds of thousands of frozensets that stay alive (indexes/collector.py)
-        return _graph_names(chunks, cache, digests or {}, dict(chunker_config or {}))
+        return _graph_names(chunks, cache, digests, dict(chunker_config))
 
 
 def _graph_names(
@@ -449,7 +449,7 @@ def _graph_names(
         of_file.setdefault(chunk.path, []).append(i)
     keyed = [p for p in of_file if p in digests]
     stored = dict(zip(keyed, namespace.get_many([digests[p] for p in keyed]), strict=True))
-    out: list[ChunkNames | None] = [None] * len(chunks)
+    out: list[ChunkNames] = [(frozenset(), frozenset())] * len(chunks)  # every chunk is in one of of_file's lists
     for path, ids in of_file.items():
         payload = stored.get(path)
         names = _decode_file_names(payload, len(ids)) if payload is not None else None
@@ -461,4 +461,4 @@ def _graph_names(
                 namespace.put(digests[path], _encode_file_names(names))
         for i, n in zip(ids, names, strict=True):
             out[i] = n
-    return [n for n in out if n is not None]
+    return out

@@ -442,11 +442,7 @@ class CodeTokenizer:
         extend = out.extend
         for word in _WORD_RE.findall(text):
             toks = cache.get(word)
-            if toks is None:
-                if len(cache) >= self._cache_size:
-                    cache.clear()
-                toks = cache[word] = self._word_tokens(word)
-            extend(toks)
+            extend(toks if toks is not None else self.word_tokens(word))
         return out
 
 

@@ -46,7 +46,6 @@ _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # The words of a cleaned, lower-cased ASCII text: runs of [a-z0-9], and each ASCII punctuation character alone.
 _ALNUM_BYTES = byte_class(b"0123456789abcdefghijklmnopqrstuvwxyz")
 _PUNCT_BYTES = byte_class(bytes(c for c in range(0x21, 0x7F) if not chr(c).isalnum()))
-_END = "\x00"  # the word cache's row 0: no token
 _MODELS = ("WordPiece", "WordLevel")
 
 
@@ -91,8 +90,8 @@ class WordCacheEncoder:
 
     def _clear(self) -> None:
         """Empty the word cache."""
-        self._word_index: dict[str, int] = {_END: 0}  # word -> its row; row 0 (no token) ends a text
-        self._ptr = np.zeros(2, dtype=np.int64)  # row w's token ids are _flat[_ptr[w]:_ptr[w + 1]]
+        self._word_index: dict[str, int] = {}  # word -> its row
+        self._ptr = np.zeros(1, dtype=np.int64)  # row w's token ids are _flat[_ptr[w]:_ptr[w + 1]]
         self._flat = np.zeros(0, dtype=np.int64)
 
     def _eligible(self, text: str) -> bool:
