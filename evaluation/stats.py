@@ -32,7 +32,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from swe_explore.evaluation.results import SHORT_NAMES
 
@@ -93,6 +92,8 @@ def bootstrap_ci(
         raise ValueError(f"unknown bootstrap method {method!r}; valid: {', '.join(CI_METHODS)}")
     if np.ptp(array) == 0.0:
         return float(array[0]), float(array[0])
+    from scipy import stats as scipy_stats  # here, not at import: scipy.stats costs 0.5 s, needed for CIs only
+
     result = scipy_stats.bootstrap(
         (array,),
         np.mean,
@@ -137,6 +138,8 @@ def paired_permutation_test(
         raise ValueError(f"paired vectors differ in length: {a.size} and {b.size}")
     if a.size == 1:  # the two sign assignments give t and -t: p = 2 * 1/2 (scipy needs n >= 2)
         return 1.0
+    from scipy import stats as scipy_stats  # see bootstrap_ci
+
     result = scipy_stats.permutation_test(
         (a, b),
         _mean_difference,
