@@ -86,12 +86,6 @@ class ParseScan:
 
     # -- finding definitions -------------------------------------------------------------------------------
 
-    def _is_definition(self, node: Node) -> bool:
-        t = node.type
-        if t not in self.spec.definitions:
-            return False
-        return not (t in self.spec.body_required and node.child_by_field_name("body") is None)
-
     def find_definitions(self, scope: Node) -> list[tuple[Node, NodeFrame]]:
         """Definitions under ``scope`` that are not inside another definition, in document order.
 
@@ -109,7 +103,9 @@ class ParseScan:
             for index, child in enumerate(children):
                 if not child.is_named:
                     continue
-                kind = child.type  # _is_definition, inlined (this loop sees every node outside a definition)
+                # a definition: a definition type, with a body where its type needs one (inline: this loop sees
+                # every node outside a definition)
+                kind = child.type
                 if kind in definitions and not (kind in body_required and child.child_by_field_name("body") is None):
                     found.append((child, (children, index, frame)))
                     continue
