@@ -276,6 +276,7 @@ def ensure_index(
     snapshot_name: str | None = None,
     reuse: bool = False,
     graph: bool = False,
+    graph_worker: bool = False,
 ) -> BuildReport:
     """Make sure the snapshot's chunk table and each retriever's index exist and are current; build what is not.
 
@@ -317,6 +318,10 @@ def ensure_index(
         and chunks this call already holds, timed as ``graph``, listed as ``"graph"`` in ``built`` or
         ``reused``); with ``reuse``, each chunk's identifiers come from the cache
         (:func:`indexes.reuse.graph_names_reusing`).
+    :param graph_worker: with ``graph``, compute the graph in a forked child process while this one builds the
+        retrievers (:class:`~indexes.graph_store.GraphWorker`; same files; for a machine with a free CPU, see
+        :func:`~indexes.graph_store.graph_worker_available`); the report then also holds ``graph_worker`` and
+        ``graph_worker_cpu`` (the child's seconds).
     :return: what was built or reused, with counts and timings (seconds per step: ``walk``, ``chunk`` or
         ``texts`` (cutting chunk texts from the files), ``term_counts`` and ``vectors`` (shared features), then
         per retriever name its own build plus save).
@@ -334,8 +339,9 @@ def ensure_index(
     run = _Run(snapshot_dir, walk_config, cdir, rebuild, BuildReport(name, cdir))
     if reuse:
         run.cache = ContentCache(Path(store), run.scratch)
-    from swe_explore.indexes.graph_store import ensure_graph_in_run, graph_not_current
+    from swe_explore.indexes.graph_store import GraphWorker, ensure_graph_in_run, graph_not_current
 
+    worker: GraphWorker | None = None
     try:
         missing = _first_not_current(run, chunker, retrievers)
         if missing is None and graph:
@@ -350,17 +356,23 @@ def ensure_index(
                 table, manifest, fresh = _load_or_build_table(run, chunker)
                 run.report.counts = dict(manifest["counts"])
                 run.report.skipped = _walk_skipped(manifest)
+                if graph and graph_worker:
+                    worker = GraphWorker.start(run, table, fresh, chunker.config())
                 plain, composite = _plan_retrievers(cdir, retrievers)
                 with paused_gc():  # tokenizing: millions of live token strings (indexes/collector.py)
                     fresh = _build_missing(run, plain, table, fresh)
                 _link_composites(run, composite, table)
-                if graph:
+                if worker is not None:
+                    worker.finish()
+                elif graph:
                     ensure_graph_in_run(run, table, fresh, chunker.config())
         except ReadOnlyStoreError:
             if run.broken is not None:  # nobody can be rewriting a store that cannot be written: it is broken
                 raise run.broken from None
             raise
     finally:
+        if worker is not None:
+            worker.close()
         run.close()
     return run.report
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import multiprocessing
+import os
 import shutil
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,11 +31,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GRAPH_DIR",
+    "GraphWorker",
     "copy_graph_from_twin",
     "ensure_graph_in_run",
     "ensure_graph_once",
     "graph_dir_for",
     "graph_not_current",
+    "graph_worker_available",
     "open_graph",
     "stored_fingerprint",
     "write_graph",
@@ -255,6 +260,145 @@ def ensure_graph_in_run(
     write_graph(gdir, files, chunks, names)
     run.report.built.append("graph")
     run.report.seconds["graph"] = time.perf_counter() - t0
+
+
+def graph_worker_available() -> bool:
+    """Whether a :class:`GraphWorker` can run here: Linux (``fork`` start method) and at least two CPUs this
+    process may use (``os.sched_getaffinity``).
+
+    :return: ``True`` if a graph worker would run next to the build instead of after it.
+    """
+    if not sys.platform.startswith("linux") or "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    return len(os.sched_getaffinity(0)) >= 2
+
+
+class GraphWorker:
+    """The symbol graph of :func:`ensure_graph_in_run` computed in a forked child process while the parent builds
+    the retrievers, on a second CPU.
+
+    The child inherits the walked files, the chunks with text and the cache pieces the parent looked up
+    (:func:`~indexes.reuse.graph_names_lookup`; copy-on-write, nothing is pickled on the way in), runs the
+    computing steps only (:func:`~indexes.reuse.graph_names_compute` and
+    :func:`~indexes.graph_build.build_graph`), and sends back the graph and the new cache pieces. The parent
+    saves the graph and stores the pieces, as :func:`ensure_graph_in_run` does, so the store's files are the
+    same bytes (``tests/test_graph_worker.py``). If the child fails or dies, the parent builds the graph itself.
+    The build's CPU time stays the same (the child's is reported as ``graph_worker_cpu``); its wall time shrinks by
+    the graph step when a second CPU is free (``docs/benchmarks.md``, issue 21).
+
+    Use :meth:`start`, then :meth:`finish` (under the same index lock), and :meth:`close` in a ``finally``.
+    """
+
+    def __init__(self, run: _Run, chunks: Sequence[Chunk], lookup: Any, started: float) -> None:
+        self.run, self.chunks, self.lookup = run, chunks, lookup
+        context = multiprocessing.get_context("fork")
+        self.receiver, sender = context.Pipe(duplex=False)
+        digests = run.digests() if lookup is not None else {}
+        stored = lookup.stored if lookup is not None else None
+        self.process = context.Process(
+            target=_graph_child,
+            args=(sender, run.walk()[0], chunks, stored, digests),
+            daemon=True,
+            name="graph-worker",
+        )
+        self.process.start()
+        sender.close()
+        self.seconds = time.perf_counter() - started
+
+    @classmethod
+    def start(
+        cls, run: _Run, table: ChunkTable, fresh: list[Chunk] | None, chunker_config: Mapping[str, Any]
+    ) -> GraphWorker | None:
+        """Start the child for the graph of ``table``, unless no graph is to be built or one is to be copied
+        from a twin (:func:`ensure_graph_in_run` then does that at once).
+
+        :param run: the call's shared state.
+        :param table: the chunk table.
+        :param fresh: the chunks with text, if the call has them (else cut from the walked files).
+        :param chunker_config: the config of the chunker that cut the chunks.
+        :return: the worker, or ``None``.
+        """
+        gdir = run.cdir / GRAPH_DIR
+        if run.twin is not None or (not run.rebuild and stored_fingerprint(gdir) == table.fingerprint()):
+            return None
+        if "fork" not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
+            return None  # no fork here, or a daemonic worker process, which may not have children
+        t0 = time.perf_counter()
+        files, _, _ = run.walk()
+        chunks = fresh if fresh is not None else chunks_with_text(table, files)
+        lookup = None
+        if run.cache is not None:
+            from swe_explore.indexes.reuse import graph_names_lookup
+
+            lookup = graph_names_lookup(chunks, run.cache, run.digests(), chunker_config)
+        return cls(run, chunks, lookup, t0)
+
+    def finish(self) -> None:
+        """Receive the graph, save it and store the new cache pieces; built here instead if the child failed.
+        Records ``graph`` (the parent's seconds: starting, waiting, saving), ``graph_worker`` (the child's
+        seconds) and ``graph_worker_cpu`` (its CPU seconds) in the run's report."""
+        t0 = time.perf_counter()
+        result = None
+        try:
+            result = self.receiver.recv()
+        except (EOFError, OSError):
+            pass
+        finally:
+            self.close()
+        gdir = self.run.cdir / GRAPH_DIR
+        if isinstance(result, tuple) and len(result) == 5 and result[0] == "ok":
+            _, graph, computed, child_seconds, child_cpu = result
+            if self.lookup is not None:
+                self.lookup.store(computed)
+            with atomic_directory(gdir) as tmp:
+                graph.save(tmp)
+            self.run.report.seconds["graph_worker"] = child_seconds
+            self.run.report.seconds["graph_worker_cpu"] = child_cpu
+        else:  # the child failed: what it would have done, here
+            names = None
+            if self.lookup is not None:
+                from swe_explore.indexes.reuse import graph_names_compute
+
+                names, computed = graph_names_compute(self.chunks, self.lookup.stored, self.run.digests())
+                self.lookup.store(computed)
+            write_graph(gdir, self.run.walk()[0], self.chunks, names)
+        self.run.report.built.append("graph")
+        self.run.report.seconds["graph"] = self.seconds + time.perf_counter() - t0
+
+    def close(self) -> None:
+        """Stop the child if it still runs and release the pipe (idempotent)."""
+        if self.process.is_alive():
+            self.process.join(timeout=0.05)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join()
+        self.receiver.close()
+
+
+def _graph_child(
+    sender: Any,
+    files: Sequence[SourceFile],
+    chunks: Sequence[Chunk],
+    stored: Mapping[str, bytes | None] | None,
+    digests: Mapping[str, str],
+) -> None:
+    """The body of a :class:`GraphWorker`'s child: compute the names and the graph, send ``("ok", graph, new
+    pieces, seconds, CPU seconds)`` or ``("error", message)``."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:
+        names: list[ChunkNames] | None = None
+        computed: list[tuple[str, bytes, bool]] = []
+        if stored is not None:
+            from swe_explore.indexes.reuse import graph_names_compute
+
+            names, computed = graph_names_compute(chunks, stored, digests)
+        graph = build_graph(files, chunks, names=names)
+        sender.send(("ok", graph, computed, time.perf_counter() - t0, time.process_time() - c0))
+    except Exception as exc:  # the parent builds the graph itself
+        with contextlib.suppress(OSError):
+            sender.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        sender.close()
 
 
 def copy_graph_from_twin(source: Path, gdir: Path, table: ChunkTable) -> bool:

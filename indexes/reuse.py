@@ -31,7 +31,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from itertools import pairwise
 from typing import Any, ClassVar
 
@@ -47,7 +47,14 @@ from swe_explore.indexes.graph_build import ChunkNames, chunk_names
 from swe_explore.retrievers.base import FeatureSpec, Retriever
 from swe_explore.retrievers.features import TermCounts, build_retrievers
 
-__all__ = ["CachingChunker", "build_retrievers_reusing", "graph_names_reusing"]
+__all__ = [
+    "CachingChunker",
+    "GraphNamesLookup",
+    "build_retrievers_reusing",
+    "graph_names_compute",
+    "graph_names_lookup",
+    "graph_names_reusing",
+]
 
 #: Feature kinds assembled from per-chunk pieces; others are computed over all chunks.
 REUSED_FEATURES = ("term_counts", "vectors")
@@ -425,7 +432,9 @@ def graph_names_reusing(
     The cache holds one **graph piece per file** (the names of its chunks, in order), keyed by the file's
     :func:`~indexes.cache.file_digest` (the key of its cached chunks): a file seen before, in any snapshot, has
     the same chunks and so the same names. One lookup and one entry per file, not per chunk: astropy's 26,877
-    chunks are 1,552 files.
+    chunks are 1,552 files. The three steps (:func:`graph_names_lookup`, :func:`graph_names_compute`,
+    :meth:`GraphNamesLookup.store`) are separate so that the middle one can run in another process
+    (:class:`~indexes.graph_store.GraphWorker`).
 
     :param chunks: the snapshot's chunks, with text, in index order (a file's chunks next to each other).
     :param cache: the build's cache (its ``graph_names`` statistics count the lookups, in files).
@@ -435,30 +444,83 @@ def graph_names_reusing(
         cached chunks: another chunking of the same file has other chunks).
     :return: one ``(identifiers, member names)`` pair per chunk.
     """
+    lookup = graph_names_lookup(chunks, cache, digests, chunker_config)
+    names, computed = graph_names_compute(chunks, lookup.stored, digests)
+    lookup.store(computed)
+    return names
+
+
+@dataclass
+class GraphNamesLookup:
+    """The graph pieces the cache holds for a snapshot's files (:func:`graph_names_lookup`).
+
+    :param namespace: the cache namespace of the pieces.
+    :param stored: path -> the file's stored piece, ``None`` if absent; only files with a digest are present.
+    """
+
+    namespace: CacheNamespace
+    stored: dict[str, bytes | None]
+
+    def store(self, computed: Sequence[tuple[str, bytes, bool]]) -> None:
+        """Store the pieces :func:`graph_names_compute` made, counting each rejected stored piece as corrupt.
+
+        :param computed: ``(file digest, piece, whether a stored piece was malformed)`` per file computed.
+        """
+        for digest, piece, rejected in computed:
+            if rejected:
+                self.namespace.reject()
+            self.namespace.put(digest, piece)
+
+
+def graph_names_lookup(
+    chunks: Sequence[Chunk], cache: ContentCache, digests: Mapping[str, str], chunker_config: Mapping[str, Any]
+) -> GraphNamesLookup:
+    """Look every file of the chunks up in the cache's graph pieces (the first step of
+    :func:`graph_names_reusing`, whose parameters these are).
+
+    :param chunks: the snapshot's chunks.
+    :param cache: the build's cache.
+    :param digests: path -> file digest.
+    :param chunker_config: the chunker's config.
+    :return: the namespace and the pieces found.
+    """
+    config = {"graph_code": _graph_code_fingerprint(), "piece": "file", "chunker": dict(chunker_config)}
+    namespace = cache.namespace("graph_names", config)
+    keyed = list(dict.fromkeys(c.path for c in chunks if c.path in digests))
+    return GraphNamesLookup(namespace, dict(zip(keyed, namespace.get_many([digests[p] for p in keyed]), strict=True)))
+
+
+def graph_names_compute(
+    chunks: Sequence[Chunk], stored: Mapping[str, bytes | None], digests: Mapping[str, str]
+) -> tuple[list[ChunkNames], list[tuple[str, bytes, bool]]]:
+    """Every chunk's names from the stored pieces, computed for the files without a valid one (the middle step of
+    :func:`graph_names_reusing`; reads and writes no cache, so it can run in another process).
+
+    :param chunks: the snapshot's chunks, with text, in index order.
+    :param stored: :attr:`GraphNamesLookup.stored`.
+    :param digests: path -> file digest; a file without one is computed and not stored.
+    :return: ``(names, computed)``: one names pair per chunk, and per file computed that has a digest
+        ``(digest, its piece, whether a stored piece was malformed)``.
+    """
     with paused_gc():  # hundreds of thousands of frozensets that stay alive (indexes/collector.py)
-        return _graph_names(chunks, cache, digests, dict(chunker_config))
+        return _graph_names(chunks, stored, digests)
 
 
 def _graph_names(
-    chunks: Sequence[Chunk], cache: ContentCache, digests: Mapping[str, str], chunker_config: dict[str, Any]
-) -> list[ChunkNames]:
-    config = {"graph_code": _graph_code_fingerprint(), "piece": "file", "chunker": chunker_config}
-    namespace = cache.namespace("graph_names", config)
+    chunks: Sequence[Chunk], stored: Mapping[str, bytes | None], digests: Mapping[str, str]
+) -> tuple[list[ChunkNames], list[tuple[str, bytes, bool]]]:
     of_file: dict[str, list[int]] = {}
     for i, chunk in enumerate(chunks):
         of_file.setdefault(chunk.path, []).append(i)
-    keyed = [p for p in of_file if p in digests]
-    stored = dict(zip(keyed, namespace.get_many([digests[p] for p in keyed]), strict=True))
     out: list[ChunkNames] = [(frozenset(), frozenset())] * len(chunks)  # every chunk is in one of of_file's lists
+    computed: list[tuple[str, bytes, bool]] = []
     for path, ids in of_file.items():
         payload = stored.get(path)
         names = _decode_file_names(payload, len(ids)) if payload is not None else None
-        if payload is not None and names is None:
-            namespace.reject()
         if names is None:
             names = [chunk_names(chunks[i]) for i in ids]
             if path in digests:
-                namespace.put(digests[path], _encode_file_names(names))
+                computed.append((digests[path], _encode_file_names(names), payload is not None))
         for i, n in zip(ids, names, strict=True):
             out[i] = n
-    return out
+    return out, computed

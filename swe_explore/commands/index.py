@@ -5,6 +5,7 @@ Usage::
     python scripts/index_repos.py --repos DIR [--bench FILE] [--out DIR] [--chunker NAME [options]]
         [--retriever NAME]... [-O KEY=VALUE]... [--model PATH] [--jobs N]
         [--backend loky|threading|sequential|dask] [--scheduler ADDRESS] [--rebuild] [--no-reuse]
+        [--no-graph] [--no-graph-worker] [--no-history]
 
     # every retriever of every dev snapshot, two worker processes:
     python scripts/index_repos.py --repos repos/dev --jobs 2 --model ../shared/models/potion-base-8M \
@@ -30,6 +31,12 @@ shared by all workers and runs) and each index is assembled from them, byte-iden
 reuse. The summary line and the run report give the cache's hit rate per kind (files found / files looked up);
 ``--no-reuse`` builds everything from scratch and neither reads nor writes the cache. Concurrent runs on one
 store are safe: each index is built once, under its lock, and the other run reuses it.
+
+Graph worker: with ``--jobs 1`` on Linux with two or more usable CPUs, each snapshot's symbol graph is computed
+in a forked child process while this one builds the retrievers, so the graph step costs the build little wall
+time (the CPU time is the same; the report's ``graph_worker`` and ``graph_worker_cpu`` give the child's share,
+and ``cpu`` includes it). The files written are the same; ``--no-graph-worker`` builds the graph after the
+retrievers in this process. With ``--jobs N > 1`` the workers already use the CPUs, and no graph worker runs.
 """
 
 from __future__ import annotations
@@ -55,6 +62,7 @@ from swe_explore.evaluation.bench import bench_snapshots, load_bench
 from swe_explore.explore.config import EMBEDDING_RETRIEVERS
 from swe_explore.explore.explorer import resolve_model_path
 from swe_explore.indexes.batch import BATCH_BACKENDS, IndexJob
+from swe_explore.indexes.graph_store import graph_worker_available
 from swe_explore.indexes.report import DEFAULT_RETRIEVERS, check_job, index_snapshots, retriever_specs, snapshot_dirs
 
 
@@ -117,6 +125,13 @@ def _parser() -> argparse.ArgumentParser:
         "learned explorer reads it)",
     )
     parser.add_argument(
+        "--no-graph-worker",
+        dest="graph_worker",
+        action="store_false",
+        help="build the symbol graph after the retrievers in this process, not next to them in a forked child "
+        "(the default with --jobs 1 on Linux with two or more CPUs; the same files either way)",
+    )
+    parser.add_argument(
         "--no-history",
         dest="history",
         action="store_false",
@@ -145,6 +160,11 @@ def _job(parser: argparse.ArgumentParser, args: argparse.Namespace) -> IndexJob:
         args.rebuild,
         args.reuse,
         graph=graph,
+        graph_worker=graph
+        and args.graph_worker
+        and args.jobs == 1
+        and args.backend != "dask"
+        and graph_worker_available(),
         history=args.history,
     )
     try:

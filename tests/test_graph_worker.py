@@ -1,0 +1,156 @@
+"""The symbol graph computed in a forked child next to the retrievers (issue 21; indexes/graph_store.py
+GraphWorker): the same store files as the graph built in the process, with and without reuse, and a child that
+dies or hangs leaves a correct graph and no process behind."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from swe_explore.chunking.registry import make_chunker
+from swe_explore.indexes import build as build_module
+from swe_explore.indexes import graph_store
+from swe_explore.indexes.build import BuildReport, ensure_index
+from swe_explore.indexes.graph_store import GraphWorker, graph_worker_available, open_graph
+from swe_explore.retrievers.registry import make_retriever
+
+pytestmark = pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="the graph worker needs the fork start method"
+)
+
+A_V1 = "def alpha(x):\n    return x + 1\n\n\ndef beta(y):\n    return y.real * 2\n"
+
+
+def _write_snapshot(root: Path, a_text: str) -> Path:
+    """Three files: pkg/a.py (alpha, beta), pkg/b.py (gamma calls alpha), README.md (one window)."""
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text(a_text)
+    (root / "pkg" / "b.py").write_text("from pkg.a import alpha\n\n\ndef gamma():\n    return alpha(2)\n")
+    (root / "README.md").write_text("# Demo\n\nAlpha and beta.\n")
+    return root
+
+
+def _same_store(tree: dict[str, bytes]) -> tuple[dict[str, bytes], dict[str, list[bytes]]]:
+    """A store's index files, and its cache packs by namespace (their file names hold a time and a process id)."""
+    packs: dict[str, list[bytes]] = {}
+    for name, data in tree.items():
+        if name.startswith("_cache/") and name.endswith(".pack"):
+            packs.setdefault(name.rsplit("/", 1)[0], []).append(data)
+    index = {k: v for k, v in tree.items() if not k.startswith("_cache/")}
+    return index, {k: sorted(v) for k, v in packs.items()}
+
+
+def _build(snapshot: Path, store: Path, reuse: bool, worker: bool) -> BuildReport:
+    retrievers = [make_retriever("bm25"), make_retriever("tfidf")]
+    chunker = make_chunker("function")
+    return ensure_index(snapshot, store, chunker, retrievers, reuse=reuse, graph=True, graph_worker=worker)
+
+
+@pytest.mark.parametrize("reuse", [True, False])
+def test_the_worker_writes_the_files_the_process_writes(
+    tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]], reuse: bool
+) -> None:
+    """Two snapshots (v2 changes beta's body) into a store with the worker and into one without: every file is
+    equal (the graph's and, with reuse, the cache's pieces), the cache lookups are counted alike, and the report
+    carries the child's seconds."""
+    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    v2 = _write_snapshot(tmp_path / "v2", A_V1.replace("y.real * 2", "y.imag * 3"))
+    with_worker, without = tmp_path / "with", tmp_path / "without"
+    reports = [_build(v, with_worker, reuse, worker=True) for v in (v1, v2)]
+    plain = [_build(v, without, reuse, worker=False) for v in (v1, v2)]
+    for report, other in zip(reports, plain, strict=True):
+        assert report.built == other.built == ["chunks", "bm25", "tfidf", "graph"]
+        assert report.cache == other.cache
+        assert {"graph", "graph_worker", "graph_worker_cpu"} <= set(report.seconds)
+        assert "graph_worker" not in other.seconds
+    if reuse:
+        assert (reports[1].cache["graph_names"]["hits"], reports[1].cache["graph_names"]["misses"]) == (2, 1)
+    assert _same_store(store_tree(with_worker)) == _same_store(store_tree(without))
+    # chunks: README.md's window (0), alpha (1), beta (2), b.py's import line (3), gamma (4); both b.py chunks
+    # name alpha, whose one definition site is chunk 1
+    graph = open_graph(v2, with_worker, make_chunker("function"))
+    references = graph.edges["references"]
+    assert [(i, references.row(i).tolist()) for i in range(5)] == [(0, []), (1, []), (2, []), (3, [1]), (4, [1])]
+    assert _build(v2, with_worker, reuse, worker=True).reused == ["chunks", "bm25", "tfidf", "graph"]
+
+
+def test_a_child_that_dies_is_replaced_by_the_process(
+    tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child exits without a word: the parent builds the graph itself, and the files are those of a build
+    without the worker (no ``graph_worker`` seconds, since no child finished)."""
+
+    def die(*_: Any) -> None:
+        os._exit(3)
+
+    monkeypatch.setattr(graph_store, "_graph_child", die)
+    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    report = _build(v1, tmp_path / "with", reuse=True, worker=True)
+    assert report.built == ["chunks", "bm25", "tfidf", "graph"]
+    assert "graph_worker" not in report.seconds
+    _build(v1, tmp_path / "without", reuse=True, worker=False)
+    assert _same_store(store_tree(tmp_path / "with")) == _same_store(store_tree(tmp_path / "without"))
+
+
+def test_a_child_that_fails_is_replaced_by_the_process(
+    tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception in the child is sent back as an error; the parent builds the same graph itself."""
+    real = graph_store._graph_child
+
+    def failing(sender: Any, *args: Any) -> None:
+        monkeypatch.setattr(graph_store, "build_graph", lambda *a, **k: 1 / 0)
+        real(sender, *args)
+
+    monkeypatch.setattr(graph_store, "_graph_child", failing)
+    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    assert _build(v1, tmp_path / "with", reuse=False, worker=True).built[-1] == "graph"
+    _build(v1, tmp_path / "without", reuse=False, worker=False)
+    assert _same_store(store_tree(tmp_path / "with")) == _same_store(store_tree(tmp_path / "without"))
+
+
+def test_close_stops_a_child_that_still_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build interrupted between the worker's start and its finish (Ctrl-C in the retrievers' build) stops
+    the child: no process is left behind."""
+
+    def hang(*_: Any) -> None:
+        time.sleep(60)
+
+    started: list[GraphWorker] = []
+    real_start = GraphWorker.start
+
+    def start(*args: Any) -> GraphWorker | None:
+        worker = real_start(*args)
+        assert worker is not None
+        started.append(worker)
+        return worker
+
+    def interrupted(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(graph_store, "_graph_child", hang)
+    monkeypatch.setattr(GraphWorker, "start", staticmethod(start))
+    monkeypatch.setattr(build_module, "_build_missing", interrupted)
+    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    with pytest.raises(KeyboardInterrupt):
+        _build(v1, tmp_path / "store", reuse=True, worker=True)
+    assert len(started) == 1
+    assert not started[0].process.is_alive()
+    assert started[0].process.exitcode is not None
+
+
+def test_graph_worker_available_needs_two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One usable CPU: no worker (it would only take turns with the build)."""
+    if not hasattr(os, "sched_getaffinity") or not sys.platform.startswith("linux"):
+        pytest.skip("Linux only")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0})
+    assert graph_worker_available() is False
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
+    assert graph_worker_available() is True
