@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from swe_explore.chunking.registry import chunk_files, make_chunker
 from swe_explore.chunking.walk import walk_snapshot
@@ -20,7 +21,7 @@ from swe_explore.indexes import cache as cache_module
 from swe_explore.indexes.build import BuildReport, ensure_index
 from swe_explore.indexes.reuse import _decode_counts, _encode_counts, _merge_counts, _split_counts
 from swe_explore.retrievers.base import Retriever
-from swe_explore.retrievers.features import counts_from_tokens
+from swe_explore.retrievers.features import TermCounts, counts_from_tokens
 from swe_explore.retrievers.potion import Embedder, embed_chunks
 from swe_explore.retrievers.registry import make_retriever
 
@@ -169,6 +170,17 @@ def test_term_counts_from_pieces_equal_counting_all_chunks() -> None:
         ours, theirs = getattr(merged.counts, attr), getattr(whole.counts, attr)
         assert ours.dtype == theirs.dtype and ours.tolist() == theirs.tolist()
     assert merged.counts.shape == (4, 5)
+
+
+def test_split_counts_of_a_term_arrow_cannot_hold_are_the_same_bytes() -> None:
+    """A lone surrogate (``surrogatepass``) cannot go through Arrow's strings: those pieces are joined in Python,
+    with the bytes the Arrow join gives the other terms (UTF-8, NUL between terms, little-endian int32 counts)."""
+    matrix = sp.csr_matrix(np.array([[1, 0, 2], [0, 0, 0], [3, 1, 0]], dtype=np.int32))
+    three = np.array([3, 1], dtype="<i4").tobytes()
+    plain = _split_counts(TermCounts(["a", "b\u00e9", "c"], matrix))
+    surrogate = _split_counts(TermCounts(["a", "b\udc80", "c"], matrix))
+    assert plain == [(b"a\0c", np.array([1, 2], dtype="<i4").tobytes()), (b"", b""), (b"a\0b\xc3\xa9", three)]
+    assert surrogate == [(b"a\0c", np.array([1, 2], dtype="<i4").tobytes()), (b"", b""), (b"a\0b\xed\xb2\x80", three)]
 
 
 def test_a_chunk_vector_does_not_depend_on_its_batch(tiny_model_dir: Path) -> None:
