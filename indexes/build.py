@@ -5,22 +5,19 @@ what is missing or stale, so re-running it on an unchanged snapshot does no chun
 index is current is decided by content: the snapshot is walked and its fingerprint
 (:func:`~indexes.store.snapshot_fingerprint`, over every indexed file's path and lines) compared with the one the
 chunk table was built from, so an edit is seen whatever its size and mtime (a same-size edit with the mtime
-restored, as ``git checkout``, ``rsync -t`` and archive extraction leave it, included). That walk is what the
-check costs: with a warm page cache, :func:`ensure_index` on a current index took 0.25 s instead of 0.15 s for
-the 3,212 files of pylint-dev__pylint-8898 and 0.04 s instead of 0.01 s for psf__requests-2317, against the
-stat signature (path, size, mtime) that decided before and missed such edits. Its steps:
+restored, as ``git checkout``, ``rsync -t`` and archive extraction leave it, included); that walk is what the
+check costs (warm page cache: 0.25 s for pylint-dev__pylint-8898's 3,212 files, 0.04 s for psf__requests-2317). Its
+steps:
 :func:`_current_table` (the chunk table, when current), :func:`_first_not_current` (the lock-free check that
 everything asked for is current), then under the lock :func:`_load_or_build_table` (the chunk table),
 :func:`_plan_retrievers` (the retriever directories, composite parts included), :func:`_build_missing` (build and
 save what is not current) and :func:`_link_composites` (save a hybrid as links to its parts), each retriever
 directory written by :func:`_write_retriever_dir`. :func:`open_index` loads a built index for querying.
 
-Speed (measured on pydata__xarray-7393, 160K lines, one core; ``docs/benchmarks.md``): the retrievers that need
-building are built in one :func:`retrievers.features.build_retrievers` call, so BM25 and TF-IDF share one
-tokenization and Potion and FAISS one embedding; a hybrid is saved as links to its parts' directories
-(:meth:`Retriever.parts <retrievers.base.Retriever.parts>`); a retriever added to an up-to-date chunk table gets
-its chunk texts cut from the walked files (:func:`chunks_with_text`, 0.05 s) instead of re-running the chunker
-(0.6 s). Chunking plus all five retrievers costs about 1 s per 100K lines.
+Speed (``docs/benchmarks.md``): the retrievers to build are built in one
+:func:`retrievers.features.build_retrievers` call (BM25 and TF-IDF share one tokenization, Potion and FAISS one
+embedding); a hybrid is saved as links to its parts; a retriever added to a current chunk table gets its chunk
+texts cut from the walked files (:func:`chunks_with_text`, 0.05 s on xarray's 160K lines; the chunker: 0.6 s).
 
 Concurrency and read-only stores: :func:`ensure_index` first checks without a lock and without writing (readers
 take no lock: renames are atomic and every file is checked), so querying a fully built store needs no write
@@ -287,13 +284,9 @@ def ensure_index(
     (:func:`_check_retriever_dir`; about 30 ms for the five retrievers of pydata__xarray-7393), so a truncated,
     deleted or edited file raises :class:`CorruptIndexError` naming it instead of passing as up to date.
 
-    The retrievers that need building are built together by :func:`retrievers.features.build_retrievers`, so
-    shared features are computed once (BM25 and TF-IDF tokenize once, Potion and FAISS embed once). When the
-    chunk table is current but a retriever is missing, the chunk texts are cut from the walked files
-    (:func:`chunks_with_text`) instead of chunking again. A composite retriever (hybrid: its ``parts()`` are not
-    empty) gets its parts built in their own directories and is saved as links to them, so nothing is built or
-    stored twice; its manifest records each part's ``retriever.json`` hash, so a rebuilt part makes the hybrid
-    stale, and it is re-linked.
+    Shared features are computed once (the module docstring). A composite retriever (hybrid: its ``parts()`` are
+    not empty) gets its parts built in their own directories and is saved as links to them; its manifest records
+    each part's ``retriever.json`` hash, so a rebuilt part makes the hybrid stale, and it is re-linked.
 
     Everything is first checked without a lock and without writing, so a fully built store is queried even when
     it is read-only. If something must be built, the index's :class:`~indexes.store.IndexLock` is taken and held
@@ -318,10 +311,8 @@ def ensure_index(
         and chunks this call already holds, timed as ``graph``, listed as ``"graph"`` in ``built`` or
         ``reused``); with ``reuse``, each chunk's identifiers come from the cache
         (:func:`indexes.reuse.graph_names_reusing`).
-    :param graph_worker: with ``graph``, compute the graph in a forked child process while this one builds the
-        retrievers (:class:`~indexes.graph_store.GraphWorker`; same files; for a machine with a free CPU, see
-        :func:`~indexes.graph_store.graph_worker_available`); the report then also holds ``graph_worker`` and
-        ``graph_worker_cpu`` (the child's seconds).
+    :param graph_worker: with ``graph``, compute it in a forked child while this process builds the retrievers
+        (:class:`~indexes.graph_store.GraphWorker`: the same files; the child's seconds in the report).
     :return: what was built or reused, with counts and timings (seconds per step: ``walk``, ``chunk`` or
         ``texts`` (cutting chunk texts from the files), ``term_counts`` and ``vectors`` (shared features), then
         per retriever name its own build plus save).
@@ -339,9 +330,8 @@ def ensure_index(
     run = _Run(snapshot_dir, walk_config, cdir, rebuild, BuildReport(name, cdir))
     if reuse:
         run.cache = ContentCache(Path(store), run.scratch)
-    from swe_explore.indexes.graph_store import GraphWorker, ensure_graph_in_run, graph_not_current
+    from swe_explore.indexes.graph_store import graph_not_current
 
-    worker: GraphWorker | None = None
     try:
         missing = _first_not_current(run, chunker, retrievers)
         if missing is None and graph:
@@ -352,29 +342,37 @@ def ensure_index(
             return run.report
         try:
             with building_lock(cdir, missing):
-                remove_abandoned_temporaries(cdir)
-                table, manifest, fresh = _load_or_build_table(run, chunker)
-                run.report.counts = dict(manifest["counts"])
-                run.report.skipped = _walk_skipped(manifest)
-                if graph and graph_worker:
-                    worker = GraphWorker.start(run, table, fresh, chunker.config())
-                plain, composite = _plan_retrievers(cdir, retrievers)
-                with paused_gc():  # tokenizing: millions of live token strings (indexes/collector.py)
-                    fresh = _build_missing(run, plain, table, fresh)
-                _link_composites(run, composite, table)
-                if worker is not None:
-                    worker.finish()
-                elif graph:
-                    ensure_graph_in_run(run, table, fresh, chunker.config())
+                _build_locked(run, chunker, retrievers, graph, graph_worker)
         except ReadOnlyStoreError:
             if run.broken is not None:  # nobody can be rewriting a store that cannot be written: it is broken
                 raise run.broken from None
             raise
     finally:
-        if worker is not None:
-            worker.close()
         run.close()
     return run.report
+
+
+def _build_locked(run: _Run, chunker: Chunker, retrievers: Sequence[Retriever], graph: bool, worker: bool) -> None:
+    """The steps of :func:`ensure_index` under the index's lock (its parameters; ``worker``: ``graph_worker``)."""
+    from swe_explore.indexes.graph_store import GraphWorker, ensure_graph_in_run
+
+    remove_abandoned_temporaries(run.cdir)
+    table, manifest, fresh = _load_or_build_table(run, chunker)
+    run.report.counts = dict(manifest["counts"])
+    run.report.skipped = _walk_skipped(manifest)
+    child = GraphWorker.start(run, table, fresh, chunker.config()) if graph and worker else None
+    try:
+        plain, composite = _plan_retrievers(run.cdir, retrievers)
+        with paused_gc():  # tokenizing: millions of live token strings (indexes/collector.py)
+            fresh = _build_missing(run, plain, table, fresh)
+        _link_composites(run, composite, table)
+        if child is not None:
+            child.finish()
+        elif graph:
+            ensure_graph_in_run(run, table, fresh, chunker.config())
+    finally:
+        if child is not None:
+            child.close()
 
 
 @contextlib.contextmanager
