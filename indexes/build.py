@@ -28,14 +28,12 @@ reuse it) and only temporaries that dead builders left are removed, at the next 
 permission) then gives :class:`~indexes.store.ReadOnlyStoreError` naming the index that is missing.
 :func:`indexes.graph_store.ensure_graph_once` does the same for the symbol graph.
 
-Reuse (``reuse=True``): the chunks, term counts and vectors of every file already processed under the same
-configuration, in any snapshot, are taken from the store's content-addressed cache (:mod:`indexes.cache`,
-:mod:`indexes.reuse`) and the index is assembled from them, byte-identical to one built without it; with
-``graph=True`` so are each chunk's identifiers for the symbol graph (only the cross-file linking runs per
-snapshot). A snapshot whose content (fingerprint) is already indexed in the store under the same config and code
-(a ``snapshots`` cache entry names that chunker directory) is not assembled but copied: its chunk table,
-retriever directories and graph, each checked first, then manifests naming this snapshot
-(:func:`indexes.twin.copy_table_from_twin`). Measured figures: ``docs/benchmarks.md`` ("Index speed").
+Reuse (``reuse=True``): the chunks, term counts, vectors and graph names of every file already processed under
+the same configuration, in any snapshot, come from the store's content-addressed cache (:mod:`indexes.cache`,
+:mod:`indexes.reuse`), and the index assembled from them is byte-identical to one built without it. A snapshot
+whose content is already indexed in the store under the same config and code is copied instead: its chunk table,
+retriever directories and graph, each checked first (:func:`indexes.twin.copy_table_from_twin`). The cache is
+written under the index's lock. Measured figures: ``docs/benchmarks.md`` ("Index speed").
 """
 
 from __future__ import annotations
@@ -46,7 +44,7 @@ import json
 import shutil
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -278,11 +276,10 @@ def ensure_index(
     """Make sure the snapshot's chunk table and each retriever's index exist and are current; build what is not.
 
     Stale parts (other snapshot content, chunker/walk config or format version) are rebuilt; the snapshot's
-    content is compared, not its mtimes (the module docstring). A corrupt part is
-    an error unless ``rebuild`` is set, in which case everything is rebuilt. "Up to date" is checked for real:
-    the chunk table's and every reused retriever's files are compared with their recorded sizes and SHA-256
-    (:func:`_check_retriever_dir`; about 30 ms for the five retrievers of pydata__xarray-7393), so a truncated,
-    deleted or edited file raises :class:`CorruptIndexError` naming it instead of passing as up to date.
+    content is compared, not its mtimes (the module docstring). A corrupt part is an error unless ``rebuild`` is
+    set. "Up to date" is checked for real: the chunk table's and every reused retriever's files are compared with
+    their recorded sizes and SHA-256 (:func:`_check_retriever_dir`; about 30 ms for the five retrievers of
+    pydata__xarray-7393), so a truncated, deleted or edited file raises :class:`CorruptIndexError` naming it.
 
     Shared features are computed once (the module docstring). A composite retriever (hybrid: its ``parts()`` are
     not empty) gets its parts built in their own directories and is saved as links to them; its manifest records
@@ -342,7 +339,10 @@ def ensure_index(
             return run.report
         try:
             with building_lock(cdir, missing):
-                _build_locked(run, chunker, retrievers, graph, graph_worker)
+                try:
+                    _build_locked(run, chunker, retrievers, graph, graph_worker)
+                finally:  # the cache's scratch directory is a temporary of this index: made and removed locked
+                    run.close()
         except ReadOnlyStoreError:
             if run.broken is not None:  # nobody can be rewriting a store that cannot be written: it is broken
                 raise run.broken from None
@@ -468,6 +468,7 @@ class _Run:
     broken: CorruptIndexError | None = None
     table: ChunkTable | None = None
     twin: Path | None = None
+    closed: bool = False
     _digests: dict[str, str] | None = None
 
     def scratch(self) -> Path:
@@ -493,7 +494,10 @@ class _Run:
 
     def close(self) -> None:
         """Write the cache's new entries (timed as ``cache_write``), remove the scratch directory, and copy the
-        cache's lookup counts into the report."""
+        cache's lookup counts into the report; once (later calls do nothing)."""
+        if self.closed:
+            return
+        self.closed = True
         try:
             if self.cache is not None:
                 t0 = time.perf_counter()
@@ -745,10 +749,8 @@ def open_index(
     """Load a snapshot's chunk table and one retriever's index, checking that they belong together.
 
     Every file is checked against its recorded size and SHA-256, and the saved ``retriever.json`` config must be
-    the one asked for (``retriever.config()``, which the manifest and the directory name stand for), so the
-    loaded retriever is exactly the one the caller's config, and every result's ``explorer_config``, describe.
-    An embedding retriever's model is therefore the caller's (a Potion or FAISS index is keyed by its model
-    spec); ``$SWE_EXPLORE_POTION_MODEL`` does not override it.
+    ``retriever.config()``, so the loaded retriever is the one the caller's config (and every result's
+    ``explorer_config``) describes, its embedding model included (``$SWE_EXPLORE_POTION_MODEL`` does not override it).
 
     :param snapshot_dir: the snapshot (only its name is used unless ``snapshot_name`` is given).
     :param store: index store root.
@@ -794,7 +796,5 @@ def _jsonable(obj: Any) -> Any:
     if hasattr(obj, "to_dict"):
         obj = obj.to_dict()
     elif hasattr(obj, "__dataclass_fields__"):
-        from dataclasses import asdict
-
         obj = asdict(obj)
     return json.loads(json.dumps(obj, default=str))

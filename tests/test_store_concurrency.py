@@ -210,3 +210,40 @@ def test_case8_two_builders_build_the_symbol_graph_once(tmp_path: Path, monkeypa
     assert sorted("graph" in r["built"] for r in reports) == [False, True]  # type: ignore[operator]
     assert sorted("graph" in r["reused"] for r in reports) == [False, True]  # type: ignore[operator]
     assert not list(store.rglob("*.lock")) and not list(store.rglob("*.tmp-*"))
+
+
+def test_the_reuse_cache_is_written_while_the_index_is_locked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache's scratch directory is a temporary of the index, and the next holder of its lock removes every
+    temporary of it: so a builder writes its cache entries (and removes the scratch) before it releases the lock.
+    Checked from inside ``ContentCache.close``: the index's lock file is there and cannot be locked."""
+    import fcntl
+    import os
+
+    from swe_explore.indexes.cache import ContentCache
+
+    store, snapshot = tmp_path / "store", SNAPSHOTS[0]
+    cdir = chunk_dir_for(store, snapshot.name, make_chunker("function"), WalkConfig())
+    seen: list[str] = []
+    real_close = ContentCache.close
+
+    def close(self: ContentCache) -> None:
+        try:
+            fd = os.open(lock_path(cdir), os.O_RDWR)
+        except FileNotFoundError:
+            seen.append("no lock file")
+        else:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                seen.append("free")
+            except BlockingIOError:
+                seen.append("locked")
+            finally:
+                os.close(fd)
+        real_close(self)
+
+    monkeypatch.setattr(ContentCache, "close", close)
+    report = ensure_index(snapshot, store, make_chunker("function"), [make_retriever("bm25")], reuse=True)
+    assert report.built == ["chunks", "bm25"]
+    assert seen == ["locked"]
+    assert len(list((store / "_cache" / "chunks").glob("*/*.idx"))) == 1
+    assert not list(cdir.parent.glob(f"{cdir.name}.tmp-*"))  # the scratch directory is gone
