@@ -24,9 +24,8 @@ take no lock: renames are atomic and every file is checked), so querying a fully
 access. When something must be built it takes the index's :class:`~indexes.store.IndexLock` and checks again,
 holding the lock to its last write, so concurrent builders of one index build it once (the others wait, then
 reuse it) and only temporaries that dead builders left are removed, at the next build of their index
-(:func:`~indexes.store.remove_abandoned_temporaries`). A store that cannot be written (read-only file system, no
-permission) then gives :class:`~indexes.store.ReadOnlyStoreError` naming the index that is missing.
-:func:`indexes.graph_store.ensure_graph_once` does the same for the symbol graph.
+(:func:`~indexes.store.remove_abandoned_temporaries`). A store that cannot be written then gives
+:class:`~indexes.store.ReadOnlyStoreError` naming the missing index (the graph: ``ensure_graph_once``).
 
 Reuse (``reuse=True``): the chunks, term counts, vectors and graph names of every file already processed under
 the same configuration, in any snapshot, come from the store's content-addressed cache (:mod:`indexes.cache`,
@@ -40,11 +39,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import shutil
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +61,7 @@ from swe_explore.indexes.files import (
     check_meta,
     file_records,
     file_sha256,
+    jsonable,
     load_retriever,
     save_retriever,
     write_json,
@@ -75,6 +74,7 @@ from swe_explore.indexes.store import (
     ReadOnlyStoreError,
     atomic_directory,
     check_manifest,
+    check_snapshot_name,
     config_key,
     now_iso,
     remove_abandoned_temporaries,
@@ -136,7 +136,7 @@ class LoadedIndex:
 def chunk_dir_for(store: Path, snapshot: str, chunker: Chunker, walk_config: WalkConfig) -> Path:
     """The chunker directory of a snapshot's index under the store root."""
     key = config_key(chunker.name, {"chunker": chunker.config(), "walk": walk_config.to_dict()})
-    return Path(store) / snapshot / key
+    return Path(store) / check_snapshot_name(snapshot) / key
 
 
 def retriever_dir_for(chunk_dir: Path, retriever: Retriever) -> Path:
@@ -298,7 +298,8 @@ def ensure_index(
     :param chunker: the chunk strategy.
     :param retrievers: unbuilt retrievers (their ``config()`` names their directory).
     :param walk_config: snapshot walking rules; default ``WalkConfig()``.
-    :param rebuild: rebuild everything, even an up-to-date or corrupt index.
+    :param rebuild: rebuild everything asked for, even an up-to-date or corrupt index (the snapshot's other
+        retriever indexes are kept when its content is the same).
     :param snapshot_name: directory name in the store; default ``snapshot_dir.name``.
     :param reuse: take each file's chunks and each chunk's term counts and vectors from ``<store>/_cache`` when
         stored there, and store the new ones (``rebuild`` still reuses them: they are keyed by content, config and
@@ -608,17 +609,18 @@ def _build_table(run: _Run, chunker: Chunker, expect: dict[str, Any]) -> tuple[C
             "lines": sum(table.file_lines.values()),
             "chunks": len(table.chunks),
         },
-        "stats": {"walk": _jsonable(walk_stats), "chunking": _jsonable(chunk_stats)},
+        "stats": {"walk": jsonable(walk_stats), "chunking": jsonable(chunk_stats)},
         "seconds": {k: round(v, 4) for k, v in run.report.seconds.items()},
     }
+    from swe_explore.indexes.twin import keep_parts_of_same_content, register_twin
+
     with atomic_directory(run.cdir) as tmp:
         table.save(tmp)
         manifest["files"] = file_records(tmp, CHUNK_FILES)
         write_json(tmp / MANIFEST, manifest)
+        keep_parts_of_same_content(run.cdir, tmp, fingerprint)  # a rebuild of one retriever keeps the others
     run.report.built.append("chunks")
     if run.cache is not None:
-        from swe_explore.indexes.twin import register_twin
-
         register_twin(run, manifest)
     return table, manifest, chunks
 
@@ -789,12 +791,3 @@ def open_index(
 
 def _without_text(chunks: Sequence[Chunk]) -> list[Chunk]:
     return [Chunk(c.path, c.start, c.end, c.kind, c.symbol, c.language) for c in chunks]
-
-
-def _jsonable(obj: Any) -> Any:
-    """Statistics objects → plain JSON (dataclasses via ``to_dict``/``__dict__``)."""
-    if hasattr(obj, "to_dict"):
-        obj = obj.to_dict()
-    elif hasattr(obj, "__dataclass_fields__"):
-        obj = asdict(obj)
-    return json.loads(json.dumps(obj, default=str))

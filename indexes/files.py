@@ -20,6 +20,7 @@ is the one check that a saved ``retriever.json`` is the index something else (a 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -45,6 +46,7 @@ __all__ = [
     "check_meta",
     "file_records",
     "file_sha256",
+    "jsonable",
     "load_retriever",
     "read_json",
     "save_npz",
@@ -95,6 +97,20 @@ class StaleIndexError(ValueError):
 
 
 # JSON and checksums ------------------------------------------------------------------------------------------------
+
+
+def jsonable(obj: Any) -> Any:
+    """A statistics object as plain JSON values: ``to_dict()`` if it has one, else a dataclass's fields, then
+    through ``json`` (what is not JSON becomes its ``str``).
+
+    :param obj: the object.
+    :return: dicts, lists, strings, numbers, booleans and ``None``.
+    """
+    if hasattr(obj, "to_dict"):
+        obj = obj.to_dict()
+    elif hasattr(obj, "__dataclass_fields__"):
+        obj = dataclasses.asdict(obj)
+    return json.loads(json.dumps(obj, default=str))
 
 
 def write_json(path: Path, obj: Any) -> None:

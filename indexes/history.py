@@ -81,6 +81,7 @@ from swe_explore.indexes.files import (
 from swe_explore.indexes.reuse import _decode_counts, _encode_counts, _merge_counts
 from swe_explore.indexes.store import (
     atomic_directory,
+    check_snapshot_name,
     config_key,
     remove_abandoned_temporaries,
     temporary_path,
@@ -149,7 +150,7 @@ def history_dir_for(store: Path, snapshot: str, tokenizer: CodeTokenizer | None 
     :param tokenizer: the messages' tokenizer (default ``CodeTokenizer()``).
     :return: the directory (not checked).
     """
-    return Path(store) / snapshot / config_key("history", history_config(tokenizer))
+    return Path(store) / check_snapshot_name(snapshot) / config_key("history", history_config(tokenizer))
 
 
 @dataclass

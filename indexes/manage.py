@@ -158,7 +158,7 @@ def store_name(store: Path, snapshot_dir: Path, chunker: Chunker, walk_config: W
     store = Path(store)
     if (chunk_dir_for(store, key, chunker, walk_config) / MANIFEST).is_file():
         return key
-    base = Path(snapshot_dir).resolve().name
+    base = key.rsplit("-", 1)[0]  # the folder's name as snapshot_key writes it
     names = [base] + sorted(
         Path(p).name for p in glob.glob(os.path.join(glob.escape(str(store)), glob.escape(base) + "-*"))
     )

@@ -97,6 +97,22 @@ def toolkit_version() -> str:
         return "0+unknown"
 
 
+def check_snapshot_name(name: str) -> str:
+    """A snapshot's name in the store, checked to be one folder name (so its entry is ``<store>/<name>``).
+
+    :param name: the name.
+    :return: ``name``.
+    :raises ValueError: if it is empty, holds ``/``, ``\\`` or NUL, or starts with ``_`` (the store's own folders:
+        ``_cache``, ``_reports``) or ``.`` (``..`` included), which the store's listing skips.
+    """
+    if not name or name.startswith(("_", ".")) or any(c in name for c in "/\\\0"):
+        raise ValueError(
+            f"snapshot name {name!r} is not a folder name of the store: no '/', '\\' or NUL, and not starting "
+            "with '_' or '.'"
+        )
+    return name
+
+
 def config_key(name: str, config: Mapping[str, Any]) -> str:
     """Directory name for a named config: ``<name>-<first 8 hex of sha256(canonical JSON)>``.
 
@@ -117,7 +133,7 @@ def snapshot_key(folder: str | Path) -> str:
     """
     absolute = Path(folder).resolve()
     digest = hashlib.sha256(str(absolute).encode("utf-8", "surrogateescape")).hexdigest()[:8]
-    return f"{absolute.name}-{digest}"
+    return f"{absolute.name.lstrip('._') or 'root'}-{digest}"  # a valid name (check_snapshot_name) for any folder
 
 
 #: Environment variable that overrides the default index store.

@@ -15,6 +15,7 @@ content is not used (the build goes on as without it).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -24,7 +25,6 @@ from swe_explore.indexes.build import (
     _add_seconds,
     _check_retriever_dir,
     _is_current,
-    _jsonable,
 )
 from swe_explore.indexes.cache import TWIN_KIND, CacheNamespace
 from swe_explore.indexes.files import (
@@ -32,6 +32,7 @@ from swe_explore.indexes.files import (
     CorruptIndexError,
     StaleIndexError,
     file_records,
+    jsonable,
     read_json,
     write_json,
 )
@@ -125,7 +126,7 @@ def copy_table_from_twin(run: _Run, expect: dict[str, Any]) -> tuple[ChunkTable,
         "created_at": now_iso(),
         "snapshot": {"name": run.report.snapshot, "path": str(run.snapshot_dir.resolve()), "fingerprint": fingerprint},
         "counts": dict(twin_manifest["counts"]),
-        "stats": {"walk": _jsonable(walk_stats), "chunking": twin_manifest.get("stats", {}).get("chunking")},
+        "stats": {"walk": jsonable(walk_stats), "chunking": twin_manifest.get("stats", {}).get("chunking")},
         "seconds": {k: round(v, 4) for k, v in run.report.seconds.items()},
     }
     try:
@@ -174,3 +175,40 @@ def copy_retriever_from_twin(run: _Run, rdir: Path, retriever: Retriever, expect
     _add_seconds(run.report, retriever.name, time.perf_counter() - t0)
     run.report.built.append(retriever.name)
     return True
+
+
+def keep_parts_of_same_content(cdir: Path, tmp: Path, fingerprint: str) -> list[str]:
+    """Hard-link the retriever directories and the graph of a chunker directory being rebuilt into its
+    replacement, when the old chunk table was built from the same snapshot content: a ``--rebuild`` of one
+    retriever then keeps the others (each is still checked against the new table when it is opened or ensured).
+
+    :param cdir: the chunker directory about to be replaced.
+    :param tmp: its replacement, being written (``atomic_directory``).
+    :param fingerprint: the snapshot's content fingerprint the new table is built from.
+    :return: the parts kept (``retrievers``, ``graph``); none when the old manifest is unreadable or of other
+        content.
+    """
+    try:
+        old = read_json(cdir / MANIFEST)
+    except (OSError, ValueError, CorruptIndexError):
+        return []
+    if not isinstance(old, dict) or old.get("snapshot", {}).get("fingerprint") != fingerprint:
+        return []
+    kept = []
+    for part in ("retrievers", "graph"):
+        if (cdir / part).is_dir() and not (tmp / part).exists():
+            try:
+                shutil.copytree(cdir / part, tmp / part, symlinks=True, copy_function=_link_or_copy)
+            except OSError:
+                shutil.rmtree(tmp / part, ignore_errors=True)
+                continue
+            kept.append(part)
+    return kept
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    """A hard link (index files are replaced, never changed in place), or a copy where links fail."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)

@@ -103,6 +103,9 @@ def test_repo_and_commit_fall_back_to_meta_then_instance_id() -> None:
         ('{"instance_id": "x__y-1", ', r"bench.jsonl:2: invalid JSON \(Expecting property name .* column 27\)"),
         ("[1, 2]", r"bench.jsonl:2: expected a JSON object"),
         (json.dumps({"ground_truth": {}}), r"bench.jsonl:2: missing or empty 'instance_id'"),
+        (json.dumps({"instance_id": "/etc"}), r"bench.jsonl:2: instance_id '/etc' is not a folder name"),
+        (json.dumps({"instance_id": ".."}), r"bench.jsonl:2: instance_id '..' is not a folder name"),
+        (json.dumps({"instance_id": "a\\b"}), r"bench.jsonl:2: instance_id 'a\\\\b' is not a folder name"),
         (json.dumps({"instance_id": "x__y-1", "problem_statement": "q"}), r"bench.jsonl:2 \(x__y-1\): ground_truth"),
     ],
 )

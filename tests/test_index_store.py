@@ -126,6 +126,23 @@ def test_truncated_chunk_table_names_the_file_and_rebuild_repairs_it(snapshot: P
     assert open_index(snapshot, store, make_chunker("function"), make_retriever("bm25")).retriever.n_docs > 0
 
 
+def test_rebuilding_one_retriever_keeps_the_others(snapshot: Path, tmp_path: Path) -> None:
+    """``rebuild`` of BM25 alone rebuilds the chunk table and BM25 and keeps TF-IDF's index, file for file (it is
+    still current); after the snapshot's content changed, a rebuild does not keep the stale TF-IDF index."""
+    store, chunker = tmp_path / "store", make_chunker("function")
+    both = ensure_index(snapshot, store, chunker, [make_retriever("bm25"), make_retriever("tfidf")])
+    (tfidf_dir,) = (both.chunk_dir / "retrievers").glob("tfidf-*")
+    before = {p.relative_to(tfidf_dir): p.read_bytes() for p in sorted(tfidf_dir.rglob("*")) if p.is_file()}
+    assert ensure_index(snapshot, store, chunker, [make_retriever("bm25")], rebuild=True).built == ["chunks", "bm25"]
+    after = {p.relative_to(tfidf_dir): p.read_bytes() for p in sorted(tfidf_dir.rglob("*")) if p.is_file()}
+    assert after == before and len(after) >= 3
+    assert ensure_index(snapshot, store, chunker, [make_retriever("tfidf")]).built == []
+    assert open_index(snapshot, store, chunker, make_retriever("tfidf")).retriever.n_docs == 5
+    (snapshot / "pkg" / "util.py").write_text("def slugify(text):\n    return text.upper()\n")
+    assert ensure_index(snapshot, store, chunker, [make_retriever("bm25")], rebuild=True).built == ["chunks", "bm25"]
+    assert not tfidf_dir.exists()
+
+
 def test_edited_manifest_counts_are_detected(snapshot: Path, tmp_path: Path) -> None:
     """A manifest whose chunk count disagrees with the arrays raises CorruptIndexError naming chunks.npz."""
     store = tmp_path / "store"

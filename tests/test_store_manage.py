@@ -19,6 +19,7 @@ from swe_explore.commands.run import main as run_main
 from swe_explore.commands.store import format_size
 from swe_explore.commands.store import main as store_main
 from swe_explore.explore.explorer import IndexedExplorer, make_explorer
+from swe_explore.indexes.build import ensure_index
 from swe_explore.indexes.manage import (
     USED_FILE,
     collect_garbage,
@@ -28,7 +29,8 @@ from swe_explore.indexes.manage import (
     parse_date,
     store_name,
 )
-from swe_explore.indexes.store import snapshot_key
+from swe_explore.indexes.store import check_snapshot_name, snapshot_key
+from swe_explore.retrievers.registry import make_retriever
 
 QUERY = "cart total discount"
 DAY = 86400.0
@@ -378,3 +380,28 @@ def test_list_names_the_history_index_and_walk_differences(
     assert store_main(["list", "--store", str(store)]) == 0
     line = capsys.readouterr().out.splitlines()[2]
     assert "[function: bm25 + graph; function (ignore_files: off): no retriever; history]" in line
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "../escaped", "/etc", "a/b", "a\\b", "_cache", ".hidden", "a\0b"])
+def test_a_snapshot_name_must_be_one_folder_name_of_the_store(tmp_path: Path, name: str) -> None:
+    """A name that would leave the store, land in its own folders or be skipped by its listing is refused before
+    anything is written."""
+    with pytest.raises(ValueError, match="is not a folder name of the store"):
+        check_snapshot_name(name)
+    if not name:
+        return  # ensure_index takes an empty name for "the folder's name"
+    with pytest.raises(ValueError, match="is not a folder name of the store"):
+        snapshot = sorted(p for p in MINI_REPOS.iterdir() if p.is_dir())[0]
+        ensure_index(
+            snapshot, tmp_path / "store", make_chunker("function"), [make_retriever("bm25")], snapshot_name=name
+        )
+    assert not (tmp_path / "store").exists()
+    assert check_snapshot_name("psf__requests-1142") == "psf__requests-1142"
+
+
+def test_a_folder_of_any_name_gets_a_valid_default_name(tmp_path: Path) -> None:
+    """``_tmp`` and ``.hidden`` folders are named without their leading ``_`` and ``.``."""
+    for folder, base in ((tmp_path / "_tmp", "tmp"), (tmp_path / ".hidden", "hidden"), (tmp_path / "._", "root")):
+        folder.mkdir()
+        key = snapshot_key(folder)
+        assert key.rsplit("-", 1)[0] == base and check_snapshot_name(key) == key

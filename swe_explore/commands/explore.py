@@ -211,6 +211,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--lines", type=int, default=3, help="first lines shown per region (default %(default)s)")
     parser.add_argument(
         "--snapshot-name",
+        type=_snapshot_name,
         default=None,
         metavar="NAME",
         help="the folder's name in the store (default: its name and a hash of its path, or an entry of the same "
@@ -239,3 +240,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_explorer_arguments(parser)
     return parser
+
+
+def _snapshot_name(value: str) -> str:
+    """``--snapshot-name``, checked to be one folder name of the store (a usage error otherwise)."""
+    from swe_explore.indexes.store import check_snapshot_name
+
+    try:
+        return check_snapshot_name(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
