@@ -409,3 +409,33 @@ def test_case9_run_prints_the_17_metrics(tmp_path: Path, capsys: pytest.CaptureF
     header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("|"))
     assert len(header.strip("|").split("|")) == 18  # the label and 17 metrics
     assert "WCC" in header and "OptCov" in header and "nDCG@100" in header
+
+
+@pytest.mark.parametrize("script", ["index_repos", "run_baselines"])
+def test_a_missing_dask_extra_is_exit_1_in_one_line(
+    script: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--backend dask`` without the extra: exit 1 (README: a missing extra), one line saying what to install."""
+    import sys
+
+    from swe_explore.commands._errors import run_main
+
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)  # "import dask.distributed" raises ImportError
+    out = ["--out", str(tmp_path / "rows.jsonl"), "--store", str(tmp_path / "store")]
+    argv = ["--out", str(tmp_path / "store")] if script == "index_repos" else out
+    assert run_main(_script(script), [*argv, "--quiet", "--backend", "dask"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "pip install 'swe-explore-baselines[dask]'" in err and "Traceback" not in err
+
+
+def test_index_repos_names_an_empty_bench(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bench without instances is named as such (not "no snapshot directories under --repos"); exit 2."""
+    from swe_explore.commands._errors import run_main
+
+    bench = tmp_path / "empty.jsonl"
+    bench.write_text("")
+    with pytest.raises(SystemExit) as exited:
+        run_main(_script("index_repos"), ["--bench", str(bench), "--out", str(tmp_path / "store")])
+    assert exited.value.code == 2
+    message = capsys.readouterr().err.strip().split(": error: ", 1)[1]
+    assert message == f"--bench {bench} holds no instances (records without core regions are skipped)"

@@ -89,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
             snapshots, args.out, job, args.jobs, args.backend, args.scheduler, bar, sys.argv if argv is None else argv
         )
     except (ImportError, OSError, TimeoutError) as exc:  # missing dask extra, unreachable scheduler
-        if isinstance(exc, OSError) and exc.filename is not None:  # a file of the store: exit 1 (commands._errors)
-            raise
+        if isinstance(exc, ImportError) or (isinstance(exc, OSError) and exc.filename is not None):
+            raise  # a missing extra or a file of the store: exit 1 (commands._errors)
         die(parser, f"{args.backend} backend: {type(exc).__name__}: {exc}")
     print(run.summary())
     if not args.quiet:
@@ -181,6 +181,8 @@ def _snapshots(parser: argparse.ArgumentParser, args: argparse.Namespace) -> lis
             records = load_bench(args.bench, require_query=False)  # indexing needs no issue text
         except (ValueError, FileNotFoundError) as exc:
             die(parser, str(exc))
+        if not records:
+            die(parser, f"--bench {args.bench} holds no instances (records without core regions are skipped)")
         snapshots, missing = bench_snapshots(records, args.repos)
         if missing:
             print(f"warning: {len(missing)} bench instance(s) have no snapshot, e.g. {missing[:3]}", file=sys.stderr)

@@ -104,8 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigMismatchError, ConcurrentRunError, IsADirectoryError, ValueError) as exc:
         die(parser, str(exc))
     except (ImportError, OSError, TimeoutError) as exc:  # missing dask extra, unreachable scheduler
-        if tasks is None or (isinstance(exc, OSError) and exc.filename is not None):  # exit 1 (commands._errors)
-            raise
+        if tasks is None or isinstance(exc, ImportError) or (isinstance(exc, OSError) and exc.filename is not None):
+            raise  # a missing extra or a file: exit 1 (commands._errors)
         die(parser, f"{args.backend} backend: {type(exc).__name__}: {exc}")
     if len(report.missing) == len(records):
         die(
