@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import time
 import traceback
@@ -225,7 +226,19 @@ def run_tasks(
     tasks = [delayed(function)(*args) for args in arguments]
     if backend == "dask":
         return _on_dask(tasks, _dask_client(scheduler, n_jobs))
-    return iter(Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")(tasks))
+    if backend != "loky":
+        return iter(Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")(tasks))
+    from joblib import parallel_config
+
+    with parallel_config(backend="loky", initializer=ignore_interrupts):  # Ctrl-C is the parent's to handle
+        return iter(Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks))
+
+
+def ignore_interrupts() -> None:
+    """Initializer of the ``loky`` workers: ignore SIGINT. Ctrl-C reaches the whole process group; the parent
+    stops the run and its workers (one line, exit 130), so a worker interrupted mid-task must not print its own
+    traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _on_dask(tasks: list[Any], client: Any) -> Iterator[Any]:

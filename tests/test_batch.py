@@ -192,3 +192,18 @@ def test_graph_is_built_with_the_index_and_reused_after(tmp_path: Path) -> None:
         graph.n_chunks
         == open_index(snapshot, tmp_path, make_chunker("function"), make_retriever("bm25")).retriever.n_docs
     )
+
+
+def _sigint_handler_is_ignore(_: int) -> bool:
+    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+
+def test_loky_workers_leave_ctrl_c_to_the_parent() -> None:
+    """The two ``loky`` workers ignore SIGINT (Ctrl-C reaches the whole process group: the parent stops the run
+    in one line, and a worker must not print its own traceback); the parent's handler is untouched."""
+    from swe_explore.indexes.batch import run_tasks
+
+    before = signal.getsignal(signal.SIGINT)
+    results = list(run_tasks(_sigint_handler_is_ignore, [(i,) for i in range(4)], n_jobs=2, backend="loky"))
+    assert results == [True, True, True, True]
+    assert signal.getsignal(signal.SIGINT) == before != signal.SIG_IGN
