@@ -47,7 +47,7 @@ from swe_explore.explore.ranker import DEFAULT_RANKER_MODEL, RankerEnsemble, loa
 from swe_explore.explore.shaping import ShapeConfig, file_scores, shape
 from swe_explore.indexes.build import ensure_index, open_index
 from swe_explore.indexes.graph import CorruptGraphError, chunks_fingerprint
-from swe_explore.indexes.graph_store import ensure_graph_once, graph_dir_for, open_graph
+from swe_explore.indexes.graph_store import graph_dir_for, open_graph
 from swe_explore.indexes.history import ensure_history_index, open_history_index
 from swe_explore.indexes.manage import StoreNames, StoreUse, mark_used
 from swe_explore.indexes.store import LastLoaded, default_store
@@ -85,6 +85,8 @@ class FusionExplorer:
     :param store: index store root (default: ``$SWE_EXPLORE_STORE`` or the user cache).
     :param walk: snapshot walking rules.
     :param rebuild: rebuild indexes even when up to date.
+    :param graph_worker: build a missing symbol graph in a forked child while the retrievers build
+        (:class:`~swe_explore.indexes.graph_store.GraphWorker`; the same files; not part of the config).
     :param model: deprecated spelling of ``ranker_model`` (warns with :class:`DeprecationWarning`).
     :raises ValueError: for an unknown ranker.
     :raises swe_explore.explore.ranker.ModelError: if the model cannot be loaded.
@@ -105,6 +107,7 @@ class FusionExplorer:
     store: Path = field(default_factory=default_store)
     walk: WalkConfig = field(default_factory=WalkConfig)
     rebuild: bool = False
+    graph_worker: bool = False
     model: InitVar[str | None] = None
 
     def __post_init__(self, model: str | None) -> None:
@@ -187,14 +190,17 @@ class FusionExplorer:
         """
         snapshot_name = snapshot_name or self._store_name(snapshot_dir)
         report = ensure_index(
-            Path(snapshot_dir), self.store, self._chunker, self._retrievers(), self.walk, self.rebuild, snapshot_name
+            Path(snapshot_dir),
+            self.store,
+            self._chunker,
+            self._retrievers(),
+            self.walk,
+            self.rebuild,
+            snapshot_name,
+            graph=self._graph,
+            graph_worker=self.graph_worker,
         )
         built = bool(report.built)
-        if self._graph:
-            graph_built = ensure_graph_once(
-                Path(snapshot_dir), self.store, self._chunker, self.walk, self.rebuild, snapshot_name
-            )
-            built = built or graph_built
         if self._history:
             built = bool(ensure_history_index(Path(snapshot_dir), self.store, snapshot_name, self.rebuild)) or built
         self.store_use.note(snapshot_name, built)

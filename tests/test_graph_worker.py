@@ -154,3 +154,33 @@ def test_graph_worker_available_needs_two_cpus(monkeypatch: pytest.MonkeyPatch) 
     assert graph_worker_available() is False
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
     assert graph_worker_available() is True
+
+
+def test_the_learned_explorer_builds_its_graph_with_the_worker_too(
+    tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The learned explorer indexing on demand (what ``run_baselines.py --jobs 1`` and ``explore.py`` do) with the
+    worker: the same store files and the same regions as without it."""
+    from swe_explore import MINI_REPOS
+    from swe_explore.explore.explorer import make_explorer
+    from swe_explore.explore.fusion import FusionExplorer
+
+    started: list[GraphWorker | None] = []
+    real_start = GraphWorker.start
+
+    def start(*args: Any) -> GraphWorker | None:
+        started.append(real_start(*args))
+        return started[-1]
+
+    monkeypatch.setattr(GraphWorker, "start", staticmethod(start))
+    snapshot = MINI_REPOS / "mini__pyshop-1"
+    regions = []
+    for worker in (True, False):
+        explorer = make_explorer("learned", store=tmp_path / str(worker))
+        assert isinstance(explorer, FusionExplorer)
+        explorer.graph_worker = worker
+        regions.append(explorer.explore(snapshot, "the cart total ignores the discount"))
+    assert regions[0] == regions[1] and regions[0]
+    assert len(started) == 1 and started[0] is not None  # the worker ran once, for the first explorer
+    assert store_tree(tmp_path / "True") == store_tree(tmp_path / "False")
+    assert any(name.endswith("graph/graph.json") for name in store_tree(tmp_path / "True"))

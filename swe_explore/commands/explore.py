@@ -40,7 +40,7 @@ from swe_explore.chunking.lines import read_lines
 from swe_explore.chunking.types import Region
 from swe_explore.chunking.walk import WalkConfig, WalkStats, walk_snapshot
 from swe_explore.commands._args import die
-from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
+from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args, use_graph_worker
 from swe_explore.explore.explorer import ReferenceAdapter
 from swe_explore.explore.filters import RegionFilter, region_filter
 from swe_explore.indexes.store import ReadOnlyStoreError
@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         raise
     except ValueError as exc:
         parser.error(str(exc))
+    use_graph_worker(explorer)
     if filters is not None and isinstance(explorer, ReferenceAdapter):
         parser.error(f"--include, --exclude and --language are not for {explorer.name} (the reference as specified)")
     try:

@@ -393,3 +393,16 @@ def _check_shape_flags(args: argparse.Namespace, given: dict[str, str]) -> None:
     ignored = [given[o] for o in ("pack", "files_first") if o in given]
     if ignored:
         raise ValueError(f"{', '.join(ignored)} need --shape plain (the default evidence shape plans its own regions)")
+
+
+def use_graph_worker(explorer: Any) -> None:
+    """Let an explorer that builds the symbol graph build it in a forked child next to the retrievers, where a
+    second CPU is free (:func:`~swe_explore.indexes.graph_store.graph_worker_available`); for commands that index
+    one snapshot at a time in this process.
+
+    :param explorer: an explorer of :func:`explorer_from_args` (only a ``FusionExplorer`` has a graph).
+    """
+    from swe_explore.indexes.graph_store import graph_worker_available
+
+    if hasattr(explorer, "graph_worker") and graph_worker_available():
+        explorer.graph_worker = True

@@ -41,7 +41,7 @@ from swe_explore.commands._args import (
     refuse_overwriting_inputs,
     refuse_writing_into,
 )
-from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args
+from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args, use_graph_worker
 from swe_explore.evaluation.metrics import METRIC_NAMES
 from swe_explore.evaluation.results import (
     Coverage,
@@ -78,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         raise
     except ValueError as exc:
         parser.error(str(exc))
+    if tasks is None:  # one instance at a time here: a free CPU can build a missing graph
+        use_graph_worker(explorer)
     default_name = config_key(explorer.name, explorer.explorer_config) + ".jsonl"
     out = args.out or Path("outputs/results") / args.bench.stem / default_name
     refuse_overwriting_inputs(parser, [("--out", out)], [("--bench", args.bench), ("--issue-map", args.issue_map)])
