@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -230,15 +231,28 @@ def run_tasks(
         return iter(Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")(tasks))
     from joblib import parallel_config
 
-    with parallel_config(backend="loky", initializer=ignore_interrupts):  # Ctrl-C is the parent's to handle
+    with parallel_config(backend="loky", initializer=loky_worker_setup):
         return iter(Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks))
 
 
-def ignore_interrupts() -> None:
-    """Initializer of the ``loky`` workers: ignore SIGINT. Ctrl-C reaches the whole process group; the parent
-    stops the run and its workers (one line, exit 130), so a worker interrupted mid-task must not print its own
-    traceback."""
+def loky_worker_setup() -> None:
+    """Initializer of the ``loky`` workers.
+
+    - SIGINT is ignored: Ctrl-C reaches the whole process group, and the parent stops the run and its workers (one
+      line, exit 130), so a worker interrupted mid-task must not print its own traceback.
+    - A daemon thread ends the worker (``os._exit``) within 2 s of its parent's death: after a SIGKILL of the
+      parent in the middle of sending a task, a worker blocked reading the rest of it never reaches loky's idle
+      timeout (seen after ``kill -9`` of ``run_baselines.py --jobs 2``: the worker was still there 25 min later).
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(2.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def _on_dask(tasks: list[Any], client: Any) -> Iterator[Any]:

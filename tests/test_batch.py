@@ -195,12 +195,16 @@ def test_graph_is_built_with_the_index_and_reused_after(tmp_path: Path) -> None:
 
 
 def _sigint_handler_is_ignore(_: int) -> bool:
-    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    import threading
+
+    watching = any(t.name == "parent-watch" and t.daemon for t in threading.enumerate())
+    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN and watching
 
 
 def test_loky_workers_leave_ctrl_c_to_the_parent() -> None:
     """The two ``loky`` workers ignore SIGINT (Ctrl-C reaches the whole process group: the parent stops the run
-    in one line, and a worker must not print its own traceback); the parent's handler is untouched."""
+    in one line, and a worker must not print its own traceback) and watch their parent (they end when it dies);
+    the parent's handler is untouched."""
     from swe_explore.indexes.batch import run_tasks
 
     before = signal.getsignal(signal.SIGINT)
