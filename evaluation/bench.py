@@ -149,10 +149,10 @@ def parse_record(data: Any, where: str = "<record>", require_query: bool = True)
         raise ValueError(f"{where}: instance_id must be a string, got {type(instance_id).__name__}")
     if not instance_id:
         raise ValueError(f"{where}: missing or empty 'instance_id'")
-    if instance_id in (".", "..") or any(c in instance_id for c in "/\\\0"):
+    if instance_id.startswith(("_", ".")) or any(c in instance_id for c in "/\\\0"):
         raise ValueError(
-            f"{where}: instance_id {instance_id!r} is not a folder name (its snapshot is <repos>/<instance_id>): "
-            "no '/', '\\' or NUL, not '.' or '..'"
+            f"{where}: instance_id {instance_id!r} is not a folder name (its snapshot is <repos>/<instance_id>, "
+            "its index <store>/<instance_id>): no '/', '\\' or NUL, and not starting with '_' or '.'"
         )
     where = f"{where} ({instance_id})"
     _check_ground_truth(data.get("ground_truth"), where)

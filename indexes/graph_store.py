@@ -7,10 +7,12 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import multiprocessing
 import os
 import shutil
+import signal
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -44,6 +46,10 @@ __all__ = [
 ]
 
 GRAPH_DIR = "graph"
+#: How long :meth:`GraphWorker.finish` waits for a child that neither answers nor dies (plus 5 ms per chunk:
+#: about 100 times what a graph takes) before building the graph itself; a stopped or deadlocked child then
+#: costs a delay, not the build.
+WORKER_WAIT_SECONDS = 120.0
 
 
 def graph_dir_for(store: Path, snapshot: str, chunker: Any, walk_config: Any) -> Path:
@@ -264,13 +270,55 @@ def ensure_graph_in_run(
 
 def graph_worker_available() -> bool:
     """Whether a :class:`GraphWorker` can run here: Linux (``fork`` start method) and at least two CPUs this
-    process may use (``os.sched_getaffinity``).
+    process may use, by its affinity (``os.sched_getaffinity``) and by its cgroup's CPU quota (``cpu.max``, as
+    ``docker --cpus`` sets it).
 
     :return: ``True`` if a graph worker would run next to the build instead of after it.
     """
     if not sys.platform.startswith("linux") or "fork" not in multiprocessing.get_all_start_methods():
         return False
-    return len(os.sched_getaffinity(0)) >= 2
+    return len(os.sched_getaffinity(0)) >= 2 and _cgroup_cpus() >= 2
+
+
+def _cgroup_cpus(root: Path = Path("/sys/fs/cgroup"), cgroup: Path = Path("/proc/self/cgroup")) -> float:
+    """The CPUs this process's cgroup (v2) may use by its quota: ``cpu.max`` quota / period.
+
+    :param root: the cgroup file system's mount point.
+    :param cgroup: the process's cgroup list (its ``0::<path>`` line names the v2 group).
+    :return: CPUs (a float); ``inf`` without a quota, without cgroup v2, or when it cannot be read.
+    """
+    try:
+        path = next(line[3:] for line in cgroup.read_text().splitlines() if line.startswith("0::"))
+        quota, period = (root / path.lstrip("/") / "cpu.max").read_text().split()
+        return float("inf") if quota == "max" else int(quota) / int(period)
+    except (OSError, StopIteration, ValueError):
+        return float("inf")
+
+
+def _memory_for_a_child(proc: Path = Path("/proc"), root: Path = Path("/sys/fs/cgroup")) -> bool:
+    """Whether a forked copy of this process fits in the memory left: its resident size (what the child could come
+    to own, copy-on-write) at most the memory available (``MemAvailable``, and under a cgroup v2 memory limit
+    ``memory.max`` minus ``memory.current``). With the worker, parent and child together hold about 1.3 times the
+    memory of a build without it (``docs/benchmarks.md``).
+
+    :param proc: the proc file system's mount point.
+    :param root: the cgroup file system's mount point.
+    :return: ``True`` if it fits, or if the figures cannot be read.
+    """
+    try:
+        rss = int((proc / "self" / "status").read_text().split("VmRSS:", 1)[1].split()[0]) * 1024
+        available = int((proc / "meminfo").read_text().split("MemAvailable:", 1)[1].split()[0]) * 1024
+    except (OSError, IndexError, ValueError):
+        return True
+    try:
+        lines = (proc / "self" / "cgroup").read_text().splitlines()
+        group = root / next(line[3:] for line in lines if line.startswith("0::")).lstrip("/")
+        limit = (group / "memory.max").read_text().strip()
+        if limit != "max":
+            available = min(available, int(limit) - int((group / "memory.current").read_text()))
+    except (OSError, StopIteration, ValueError):
+        pass
+    return rss <= available
 
 
 class GraphWorker:
@@ -297,7 +345,7 @@ class GraphWorker:
         stored = lookup.stored if lookup is not None else None
         self.process = context.Process(
             target=_graph_child,
-            args=(sender, run.walk()[0], chunks, stored, digests),
+            args=(sender, self.receiver, os.getpid(), run.walk()[0], chunks, stored, digests),
             daemon=True,
             name="graph-worker",
         )
@@ -323,6 +371,8 @@ class GraphWorker:
             return None
         if "fork" not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
             return None  # no fork here, or a daemonic worker process, which may not have children
+        if not _memory_for_a_child():
+            return None
         t0 = time.perf_counter()
         files, _, _ = run.walk()
         chunks = fresh if fresh is not None else chunks_with_text(table, files)
@@ -339,8 +389,13 @@ class GraphWorker:
         seconds) and ``graph_worker_cpu`` (its CPU seconds) in the run's report."""
         t0 = time.perf_counter()
         result = None
+        limit = t0 + WORKER_WAIT_SECONDS + 0.005 * len(self.chunks)  # then built here
         try:
-            result = self.receiver.recv()
+            while not self.receiver.poll(0.5):
+                if not self.process.is_alive() or time.perf_counter() > limit:
+                    break
+            else:
+                result = self.receiver.recv()
         except (EOFError, OSError):
             pass
         finally:
@@ -377,14 +432,23 @@ class GraphWorker:
 
 def _graph_child(
     sender: Any,
+    receiver: Any,
+    parent: int,
     files: Sequence[SourceFile],
     chunks: Sequence[Chunk],
     stored: Mapping[str, bytes | None] | None,
     digests: Mapping[str, str],
 ) -> None:
     """The body of a :class:`GraphWorker`'s child: compute the names and the graph, send ``("ok", graph, new
-    pieces, seconds, CPU seconds)`` or ``("error", message)``."""
+    pieces, seconds, CPU seconds)`` or ``("error", message)``.
+
+    It dies with its parent (``PR_SET_PDEATHSIG``: a parent killed by SIGKILL or the OOM killer leaves no child
+    holding memory and its output), leaves Ctrl-C to the parent (which stops it: one line, no traceback), and
+    closes the pipe's read end, so a send to a parent that is gone fails instead of blocking."""
     t0, c0 = time.perf_counter(), time.process_time()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
+    receiver.close()
     try:
         names: list[ChunkNames] | None = None
         computed: list[tuple[str, bytes, bool]] = []
@@ -399,6 +463,18 @@ def _graph_child(
             sender.send(("error", f"{type(exc).__name__}: {exc}"))
     finally:
         sender.close()
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to send this process SIGKILL when its parent dies (``prctl(PR_SET_PDEATHSIG)``), and exit now if
+    the parent is already gone (it died before the request).
+
+    :param parent: the parent's pid, taken before the fork.
+    """
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def copy_graph_from_twin(source: Path, gdir: Path, table: ChunkTable) -> bool:

@@ -105,6 +105,7 @@ def test_repo_and_commit_fall_back_to_meta_then_instance_id() -> None:
         (json.dumps({"ground_truth": {}}), r"bench.jsonl:2: missing or empty 'instance_id'"),
         (json.dumps({"instance_id": "/etc"}), r"bench.jsonl:2: instance_id '/etc' is not a folder name"),
         (json.dumps({"instance_id": ".."}), r"bench.jsonl:2: instance_id '..' is not a folder name"),
+        (json.dumps({"instance_id": "_reports"}), r"bench.jsonl:2: instance_id '_reports' is not a folder name"),
         (json.dumps({"instance_id": "a\\b"}), r"bench.jsonl:2: instance_id 'a\\\\b' is not a folder name"),
         (json.dumps({"instance_id": "x__y-1", "problem_statement": "q"}), r"bench.jsonl:2 \(x__y-1\): ground_truth"),
     ],

@@ -184,3 +184,135 @@ def test_the_learned_explorer_builds_its_graph_with_the_worker_too(
     assert len(started) == 1 and started[0] is not None  # the worker ran once, for the first explorer
     assert store_tree(tmp_path / "True") == store_tree(tmp_path / "False")
     assert any(name.endswith("graph/graph.json") for name in store_tree(tmp_path / "True"))
+
+
+def test_a_child_that_never_answers_is_stopped_and_replaced(
+    tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A child that neither answers nor dies (stopped, deadlocked) costs the wait, not the build: after
+    ``WORKER_WAIT_SECONDS`` the parent stops it and builds the same graph itself."""
+
+    def hang(*_: Any) -> None:
+        time.sleep(60)
+
+    monkeypatch.setattr(graph_store, "_graph_child", hang)
+    monkeypatch.setattr(graph_store, "WORKER_WAIT_SECONDS", 1.0)
+    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    t0 = time.perf_counter()
+    report = _build(v1, tmp_path / "with", reuse=True, worker=True)
+    assert report.built[-1] == "graph" and "graph_worker" not in report.seconds
+    assert time.perf_counter() - t0 < 15
+    _build(v1, tmp_path / "without", reuse=True, worker=False)
+    assert _same_store(store_tree(tmp_path / "with")) == _same_store(store_tree(tmp_path / "without"))
+
+
+#: Builds argv[1] into the store argv[2] with the graph worker, the child's graph made slow (60 s); prints the
+#: child's pid once it runs, then waits for the graph (killed or interrupted by the test meanwhile).
+SLOW_CHILD = """
+import sys, time
+from pathlib import Path
+from swe_explore.chunking.registry import make_chunker
+from swe_explore.indexes import graph_store
+from swe_explore.indexes.build import ensure_index
+from swe_explore.retrievers.registry import make_retriever
+
+real_build, real_start = graph_store.build_graph, graph_store.GraphWorker.start
+
+def slow(*args, **kwargs):
+    time.sleep(60)
+    return real_build(*args, **kwargs)
+
+def start(*args):
+    worker = real_start(*args)
+    print(worker.process.pid, flush=True)
+    return worker
+
+graph_store.build_graph = slow
+graph_store.GraphWorker.start = staticmethod(start)
+try:
+    ensure_index(Path(sys.argv[1]), Path(sys.argv[2]), make_chunker("function"), [make_retriever("bm25")],
+                 graph=True, graph_worker=True)
+except KeyboardInterrupt:
+    print("interrupted", file=sys.stderr)
+    sys.exit(130)
+"""
+
+
+def _gone(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` is gone (or a zombie nobody reaps) within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGINT"])
+def test_a_killed_or_interrupted_parent_leaves_no_child(tmp_path: Path, how: str) -> None:
+    """SIGKILL of the parent (or the OOM killer) takes the child with it; Ctrl-C to the process group gives the
+    parent's one line, no traceback from the child, and no child left."""
+    import signal
+    import subprocess
+
+    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_CHILD, str(v1), str(tmp_path / "store")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    child = int(proc.stdout.readline())
+    time.sleep(0.5)
+    if how == "SIGKILL":
+        os.kill(proc.pid, signal.SIGKILL)
+    else:
+        os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert _gone(child, 5.0)
+    if how == "SIGINT":
+        assert proc.returncode == 130 and err.strip() == "interrupted"
+
+
+def test_a_cpu_quota_of_one_cpu_means_no_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cgroup's ``cpu.max`` (``docker --cpus``) counts like the affinity: 1 CPU of quota, no worker."""
+    cgroup = tmp_path / "cgroup"
+    cgroup.write_text("1:name=systemd:/\n0::/user.slice/build\n")
+    group = tmp_path / "fs" / "user.slice" / "build"
+    group.mkdir(parents=True)
+    for text, cpus in (("100000 100000\n", 1.0), ("250000 100000\n", 2.5), ("max 100000\n", float("inf"))):
+        (group / "cpu.max").write_text(text)
+        assert graph_store._cgroup_cpus(tmp_path / "fs", cgroup) == cpus
+    (group / "cpu.max").write_text("garbage\n")
+    assert graph_store._cgroup_cpus(tmp_path / "fs", cgroup) == float("inf")
+    cgroup.write_text("1:name=systemd:/\n")  # cgroup v1 only: no quota read
+    assert graph_store._cgroup_cpus(tmp_path / "fs", cgroup) == float("inf")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
+    monkeypatch.setattr(graph_store, "_cgroup_cpus", lambda: 1.0)
+    assert graph_worker_available() is False
+
+
+def test_no_worker_when_a_copy_of_the_process_would_not_fit(tmp_path: Path) -> None:
+    """The child may come to own a copy of the parent's resident memory: 800 MB resident against 2 GB available
+    fits; against a cgroup limit with 500 MB left it does not (the OOM killer would take the build)."""
+    proc, fs = tmp_path / "proc", tmp_path / "fs"
+    (proc / "self").mkdir(parents=True)
+    (proc / "self" / "status").write_text("Name:\tpython\nVmRSS:\t  819200 kB\n")
+    (proc / "meminfo").write_text("MemTotal: 8000000 kB\nMemAvailable: 2048000 kB\n")
+    (proc / "self" / "cgroup").write_text("0::/job\n")
+    (fs / "job").mkdir(parents=True)
+    (fs / "job" / "memory.max").write_text("max\n")
+    assert graph_store._memory_for_a_child(proc, fs) is True
+    (fs / "job" / "memory.max").write_text(f"{1_500_000_000}\n")
+    (fs / "job" / "memory.current").write_text(f"{1_000_000_000}\n")
+    assert graph_store._memory_for_a_child(proc, fs) is False
+    (proc / "meminfo").write_text("MemAvailable: 409600 kB\n")
+    (fs / "job" / "memory.max").write_text("max\n")
+    assert graph_store._memory_for_a_child(proc, fs) is False
