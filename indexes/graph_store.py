@@ -15,6 +15,7 @@ import shutil
 import signal
 import sys
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -349,7 +350,9 @@ class GraphWorker:
             daemon=True,
             name="graph-worker",
         )
-        self.process.start()
+        with warnings.catch_warnings():  # Python 3.12+ warns of fork() with threads alive (tqdm's monitor): the
+            warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+            self.process.start()  # child takes no lock another thread could hold (re, numpy, pickle only)
         sender.close()
         self.seconds = time.perf_counter() - started
 
