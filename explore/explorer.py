@@ -81,6 +81,8 @@ class IndexedExplorer:
     :param walk: snapshot walking rules.
     :param top_n: how many ranked chunks are handed to the packer.
     :param rebuild: rebuild indexes even when up to date (once per snapshot in this process).
+    :param reuse: take each file's chunks and term counts from the store's content-addressed cache when building
+        (the same index files; not part of the config).
     :raises ValueError: for an unknown chunker, retriever or option.
     """
 
@@ -94,6 +96,7 @@ class IndexedExplorer:
     walk: WalkConfig = field(default_factory=WalkConfig)
     top_n: int = DEFAULT_TOP_N
     rebuild: bool = False
+    reuse: bool = True
 
     def __post_init__(self) -> None:
         if self.top_n < 1:
@@ -144,7 +147,14 @@ class IndexedExplorer:
         rebuild = self.rebuild and snapshot_dir not in self._rebuilt
         self._rebuilt.add(snapshot_dir)
         report = ensure_index(
-            snapshot_dir, self.store, self._chunker, [self._new_retriever()], self.walk, rebuild, snapshot_name
+            snapshot_dir,
+            self.store,
+            self._chunker,
+            [self._new_retriever()],
+            self.walk,
+            rebuild,
+            snapshot_name,
+            reuse=self.reuse,
         )
         self.store_use.note(snapshot_name, bool(report.built))
         mark_used(self.store, snapshot_name, snapshot_dir)

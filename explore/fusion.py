@@ -85,6 +85,9 @@ class FusionExplorer:
     :param store: index store root (default: ``$SWE_EXPLORE_STORE`` or the user cache).
     :param walk: snapshot walking rules.
     :param rebuild: rebuild indexes even when up to date.
+    :param reuse: take each file's chunks, term counts and graph names from the store's content-addressed cache
+        when building (:func:`~swe_explore.indexes.build.ensure_index`'s ``reuse``: the same index files, as
+        ``index_repos.py`` builds them; not part of the config).
     :param graph_worker: build a missing symbol graph in a forked child while the retrievers build
         (:class:`~swe_explore.indexes.graph_store.GraphWorker`; the same files; not part of the config).
     :param model: deprecated spelling of ``ranker_model`` (warns with :class:`DeprecationWarning`).
@@ -107,6 +110,7 @@ class FusionExplorer:
     store: Path = field(default_factory=default_store)
     walk: WalkConfig = field(default_factory=WalkConfig)
     rebuild: bool = False
+    reuse: bool = True
     graph_worker: bool = False
     model: InitVar[str | None] = None
 
@@ -197,12 +201,16 @@ class FusionExplorer:
             self.walk,
             self.rebuild,
             snapshot_name,
+            reuse=self.reuse,
             graph=self._graph,
             graph_worker=self.graph_worker,
         )
         built = bool(report.built)
         if self._history:
-            built = bool(ensure_history_index(Path(snapshot_dir), self.store, snapshot_name, self.rebuild)) or built
+            built = (
+                bool(ensure_history_index(Path(snapshot_dir), self.store, snapshot_name, self.rebuild, self.reuse))
+                or built
+            )
         self.store_use.note(snapshot_name, built)
         mark_used(self.store, snapshot_name, Path(snapshot_dir))
         return built

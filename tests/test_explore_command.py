@@ -51,10 +51,12 @@ def test_issue_from_stdin_and_text_format(capsys: pytest.CaptureFixture[str], mo
 
 def test_default_store_is_the_cache_not_the_working_directory(tmp_path: Path) -> None:
     """Without --store the index goes to $SWE_EXPLORE_STORE (the user cache), nothing into the cwd; the store
-    entry is named after the folder and a hash of its path."""
+    entry is named after the folder and a hash of its path (beside it only the content cache, ``_cache``)."""
     assert _explore([str(GOSERVER), QUERY]) == 0
     assert list((tmp_path / "cwd").iterdir()) == []
-    (entry,) = list((tmp_path / "cache").iterdir())
+    names = sorted(p.name for p in (tmp_path / "cache").iterdir())
+    assert names[0] == "_cache"
+    (entry,) = [tmp_path / "cache" / name for name in names[1:]]
     assert entry.name.startswith("mini__goserver-2-") and len(entry.name) == len("mini__goserver-2-") + 8
 
 

@@ -212,7 +212,7 @@ def test_moved_store_and_snapshots_are_queried_read_only_without_rebuild(
     hashed = [(r.path, r.start, r.end) for r in explorer.explore(snapshot, QUERY)]
     named = [(r.path, r.start, r.end) for r in explorer.explore(snapshot, QUERY, "pyshop__1")]
     assert hashed[0][0] == "pyshop/cart.py"
-    assert sorted(p.name for p in old_store.iterdir()) == sorted(["pyshop__1", snapshot_key(snapshot)])
+    assert sorted(p.name for p in old_store.iterdir()) == sorted(["_cache", "pyshop__1", snapshot_key(snapshot)])
 
     new_repos, new_store = tmp_path / "b" / "repos", tmp_path / "b" / "store"
     new_repos.parent.mkdir()
