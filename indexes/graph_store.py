@@ -497,7 +497,10 @@ def copy_graph_from_twin(source: Path, gdir: Path, table: ChunkTable) -> bool:
         SymbolGraph.load(source)
     except (CorruptGraphError, CorruptIndexError, OSError, ValueError):
         return False
-    with atomic_directory(gdir) as tmp:
-        for path in sorted(source.iterdir()):
-            shutil.copyfile(path, tmp / path.name)
+    try:
+        with atomic_directory(gdir) as tmp:
+            for path in sorted(source.iterdir()):
+                shutil.copyfile(path, tmp / path.name)
+    except FileNotFoundError:  # the twin was removed while it was copied: build the graph instead
+        return False
     return True

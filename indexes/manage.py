@@ -58,7 +58,13 @@ from swe_explore.indexes.build import chunk_dir_for
 from swe_explore.indexes.cache import CACHE_DIR
 from swe_explore.indexes.files import MANIFEST
 from swe_explore.indexes.graph_store import GRAPH_DIR
-from swe_explore.indexes.store import IndexLock, snapshot_fingerprint, snapshot_key
+from swe_explore.indexes.store import (
+    IndexLock,
+    remove_abandoned_temporaries,
+    snapshot_fingerprint,
+    snapshot_key,
+    temporary_path,
+)
 
 __all__ = [
     "REPORTS_DIR",
@@ -483,18 +489,22 @@ class GcResult:
         exists), ``"older"`` (last used before the date) or ``"all"``.
     :param busy: entries skipped because a builder holds one of their locks.
     :param reuse_cache: bytes of the reuse cache removed, ``None`` if it was kept.
+    :param temporaries: ``(path relative to the store, bytes)`` of each temporary that a dead builder left in a
+        kept entry (:func:`~indexes.store.remove_abandoned_temporaries`).
     :param dry_run: nothing was removed.
     """
 
     removed: list[tuple[str, str, int]] = field(default_factory=list)
     busy: list[str] = field(default_factory=list)
     reuse_cache: int | None = None
+    temporaries: list[tuple[str, int]] = field(default_factory=list)
     dry_run: bool = False
 
     @property
     def freed(self) -> int:
         """Bytes removed in total."""
-        return sum(size for _, _, size in self.removed) + (self.reuse_cache or 0)
+        removed = sum(size for _, _, size in self.removed) + sum(size for _, size in self.temporaries)
+        return removed + (self.reuse_cache or 0)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON of ``store gc --json``."""
@@ -503,6 +513,7 @@ class GcResult:
             "removed": [{"name": n, "reason": r, "size": s} for n, r, s in self.removed],
             "busy": self.busy,
             "reuse_cache": self.reuse_cache,
+            "temporaries": [{"path": p, "size": s} for p, s in self.temporaries],
             "freed": self.freed,
         }
 
@@ -516,7 +527,8 @@ def collect_garbage(
 ) -> GcResult:
     """Remove the snapshot entries no longer needed: those none of whose folders exists, with ``older_than``
     also those last used before it, with ``remove_all`` every entry and the reuse cache. Only snapshot entries
-    (directories holding an index directory, the module docstring) are ever removed.
+    (directories holding an index directory, the module docstring) are ever removed, and from the entries kept the
+    temporaries of builders that died (killed while writing): those of an index whose lock is free.
 
     An entry is removed holding the locks of all its indexes (:class:`~indexes.store.IndexLock`, not waiting): one
     that a builder is writing is skipped and listed as busy. The reuse cache (``_cache``) is shared by every
@@ -542,6 +554,7 @@ def collect_garbage(
         if reason is None and older_than is not None and (entry.last_used or 0.0) < older_than:
             reason = "older"
         if reason is None:
+            result.temporaries.extend(_abandoned_temporaries(store, entry.name, dry_run))
             continue
         if dry_run or _remove_entry(store / entry.name):
             result.removed.append((entry.name, reason, entry.size))
@@ -551,8 +564,48 @@ def collect_garbage(
     if (reuse_cache or remove_all) and cache.is_dir():
         result.reuse_cache = _size(cache)
         if not dry_run:
-            shutil.rmtree(cache)
+            _remove_cache(cache)
     return result
+
+
+def _remove_cache(cache: Path) -> None:
+    """Remove the reuse cache, renamed aside first (one atomic step): a builder writing an entry meanwhile starts a
+    new cache instead of refilling the directory being removed ("Directory not empty")."""
+    for old in cache.parent.glob(f"{cache.name}.tmp-*"):  # left by a gc that was killed
+        shutil.rmtree(old, ignore_errors=True)
+    aside = temporary_path(cache, "gc-")
+    try:
+        os.rename(cache, aside)
+    except FileNotFoundError:
+        return
+    shutil.rmtree(aside)
+
+
+def _abandoned_temporaries(store: Path, name: str, dry_run: bool) -> list[tuple[str, int]]:
+    """The temporaries of one entry's indexes whose lock is free (so their builder is dead), removed unless
+    ``dry_run``; an index a builder holds is left alone."""
+    from filelock import Timeout
+
+    entry = store / name
+    bases = {p.name.split(".tmp-")[0] for p in entry.glob("*.tmp-*")}
+    bases |= {p.name[: -len(".lock")] for p in entry.glob("*.lock")}  # a lock file a killed builder left
+    for d in entry.iterdir():
+        if d.is_dir() and ".tmp-" not in d.name and (any(d.glob("*.tmp-*")) or any(d.glob("retrievers/*.tmp-*"))):
+            bases.add(d.name)
+    found: list[tuple[str, int]] = []
+    for base in sorted(bases):
+        index = entry / base
+        try:
+            with IndexLock(index, timeout=0):
+                temps = [*entry.glob(f"{base}.tmp-*"), *index.glob("*.tmp-*"), *index.glob("retrievers/*.tmp-*")]
+                found += sorted(
+                    (t.relative_to(store).as_posix(), _size(t) if t.is_dir() else t.lstat().st_size) for t in temps
+                )
+                if not dry_run:
+                    remove_abandoned_temporaries(index)
+        except (Timeout, OSError):  # a live builder's, or a store that cannot be written (a dry run)
+            continue
+    return found
 
 
 def _remove_entry(directory: Path) -> bool:

@@ -116,7 +116,7 @@ def copy_table_from_twin(run: _Run, expect: dict[str, Any]) -> tuple[ChunkTable,
     twin, twin_manifest = found
     try:
         table = ChunkTable.load(twin, twin_manifest["counts"]["chunks"], twin_manifest.get("files"))
-    except (CorruptIndexError, KeyError, TypeError):
+    except (CorruptIndexError, KeyError, TypeError, FileNotFoundError):
         return None
     if table.file_lines != {f.path: len(f.lines) for f in files}:
         return None
@@ -137,7 +137,7 @@ def copy_table_from_twin(run: _Run, expect: dict[str, Any]) -> tuple[ChunkTable,
             if manifest["files"] != twin_manifest["files"]:  # the twin was replaced while it was copied
                 raise CorruptIndexError(twin / MANIFEST, "changed while it was copied")
             write_json(tmp / MANIFEST, manifest)
-    except CorruptIndexError:
+    except (CorruptIndexError, FileNotFoundError):  # FileNotFoundError: the twin was removed while it was copied
         return None
     run.twin = twin
     run.report.built.append("chunks")

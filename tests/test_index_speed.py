@@ -137,3 +137,37 @@ def test_a_damaged_or_other_code_twin_is_not_copied(
     for name in ("v1", "t1", "t2"):
         _build(tmp_path / name, plain, reuse=False)
     assert _index_files(store_tree(store)) == store_tree(plain)
+
+
+@pytest.mark.parametrize("step", ["chunks", "graph"])
+def test_a_twin_removed_while_it_is_copied_is_built_instead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str, store_tree: Callable[[Path], dict[str, bytes]]
+) -> None:
+    """``store gc`` may remove the twin's entry (its folder is gone) while a copy of it is being read: the copy
+    falls back to a build, with the files of a cold build, instead of failing with FileNotFoundError."""
+    from swe_explore.indexes import graph_store, twin
+
+    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    shutil.copytree(v1, tmp_path / "copy")
+    store, plain = tmp_path / "store", tmp_path / "plain"
+    _build(v1, store, reuse=True)
+    real = shutil.copyfile
+    removed: list[bool] = []
+
+    def racing_copy(src: Path, dst: Path) -> object:
+        if not removed and "/store/v1/" in str(src) and (step == "chunks" or "/graph/" in str(src)):
+            removed.append(True)
+            shutil.rmtree(store / "v1")
+        return real(src, dst)
+
+    module = twin if step == "chunks" else graph_store
+    monkeypatch.setattr(module.shutil, "copyfile", racing_copy)
+    report = _build(tmp_path / "copy", store, reuse=True)
+    assert removed == [True]
+    assert report.built == ["chunks", "bm25", "tfidf", "graph"]
+    if step == "chunks":  # the table is assembled from the cached pieces
+        assert report.cache["chunks"] == {"hits": 3, "misses": 0, "corrupt": 0, "write_errors": 0, "corrupt_indexes": 0}
+    else:  # the table and the retrievers were copied before the twin went; the graph is built from cached names
+        assert sorted(report.cache) == ["graph_names"] and report.cache["graph_names"]["hits"] == 3
+    _build(tmp_path / "copy", plain, reuse=False)
+    assert _index_files(store_tree(store)) == store_tree(plain)

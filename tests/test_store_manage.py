@@ -405,3 +405,53 @@ def test_a_folder_of_any_name_gets_a_valid_default_name(tmp_path: Path) -> None:
         folder.mkdir()
         key = snapshot_key(folder)
         assert key.rsplit("-", 1)[0] == base and check_snapshot_name(key) == key
+
+
+def test_gc_removes_what_a_killed_builder_left_and_spares_a_live_one(store: Path) -> None:
+    """A builder killed while writing leaves a cache scratch directory beside the index, a retriever temporary
+    inside it and its lock file: gc removes them (a dry run lists them first), counts their bytes, and keeps the
+    index; the temporaries of an index whose lock is held (a build under way) are left alone."""
+    from swe_explore.indexes.store import IndexLock
+
+    cdir = store / "kept" / "function-0123abcd"
+    scratch = cdir.parent / "function-0123abcd.tmp-vm-4242-cache-0badf00d"
+    _write(scratch / "term_counts" / "x.pack", b"p" * 4000)
+    _write(cdir / "retrievers" / "tfidf-01234567.tmp-vm-4242-abcdef01" / "data" / "v.npz", b"v" * 600)
+    _write(cdir.parent / "function-0123abcd.lock", b"")
+    index_files = sorted(p.relative_to(store) for p in cdir.rglob("*") if ".tmp-" not in str(p))
+    dry = collect_garbage(store, dry_run=True)
+    assert dry.temporaries == [
+        ("kept/function-0123abcd.tmp-vm-4242-cache-0badf00d", 4000),
+        ("kept/function-0123abcd/retrievers/tfidf-01234567.tmp-vm-4242-abcdef01", 600),
+    ]
+    assert scratch.is_dir()
+    with IndexLock(cdir, timeout=0):
+        assert collect_garbage(store, dry_run=True).temporaries == []
+        assert collect_garbage(store).temporaries == [] and scratch.is_dir()
+    done = collect_garbage(store)  # "gone" went in the call above
+    assert done.temporaries == dry.temporaries and done.freed == 4600 and done.removed == []
+    assert sorted(p.name for p in (store / "kept").iterdir()) == ["function-0123abcd"]
+    assert sorted(p.relative_to(store) for p in cdir.rglob("*")) == index_files
+    assert done.to_json()["temporaries"] == [{"path": p, "size": s} for p, s in dry.temporaries]
+
+
+def test_gc_cache_removal_lets_a_concurrent_writer_start_a_new_cache(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A builder that adds a cache entry while ``gc --cache`` removes the cache: the old entries go, the new one is
+    kept in a new ``_cache`` (it was: ``OSError: Directory not empty``, or the entry removed with the rest)."""
+    real_rmtree = shutil.rmtree
+
+    def rmtree_while_a_builder_writes(path: Path, *args: object, **kwargs: object) -> None:
+        if Path(path).name.startswith("_cache"):
+            _write(store / "_cache" / "chunks" / "cd" / "new.bin", b"n" * 10)  # the writer renames a pack in
+        real_rmtree(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shutil, "rmtree", rmtree_while_a_builder_writes)
+    result = collect_garbage(store, reuse_cache=True)
+    monkeypatch.undo()
+    assert result.reuse_cache == 500
+    assert sorted(p.relative_to(store).as_posix() for p in (store / "_cache").rglob("*.bin")) == [
+        "_cache/chunks/cd/new.bin"
+    ]
+    assert sorted(p.name for p in store.iterdir()) == ["_cache", "_reports", "kept"]

@@ -10,11 +10,12 @@ Usage::
 the indexes of snapshots whose folder no longer exists; with ``--older-than DATE`` (``YYYY-MM-DD``, an ISO time,
 or ``30d``) also those last used before it; with ``--all`` every index and the reuse cache; with ``--cache`` the
 reuse cache too (``<store>/_cache``: shared by content, no index points into it, so removing it costs only
-speed on the next build). ``--dry-run`` lists what would go and removes nothing. Every action refuses, with
-exit status 2 and one line naming it, a ``--store`` that does not exist (``no such index store``) or is a
-directory that is not an index store (indexes/manage.py says what is one): a mistyped ``--store`` never lists
-or removes a source folder. A snapshot last used from a
-folder that moved counts as existing once it was used from the new place (README, "Prebuilt indexes").
+speed on the next build). Every ``gc`` also removes what builders that died (killed while writing) left in the
+entries it keeps: temporaries and lock files of indexes whose lock is free. ``--dry-run`` lists what would go
+and removes nothing. Every action refuses, with exit status 2 and one line naming it, a ``--store`` that does
+not exist (``no such index store``) or is a directory that is not an index store (indexes/manage.py says what
+is one): a mistyped ``--store`` never lists or removes a source folder. A snapshot last used from a folder that
+moved counts as existing once it was used from the new place (README, "Prebuilt indexes").
 """
 
 from __future__ import annotations
@@ -132,9 +133,12 @@ def _gc(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(f"{verb} {name} ({why}, {format_size(size)})")
     if result.reuse_cache is not None:
         print(f"{verb} the reuse cache ({format_size(result.reuse_cache)})")
+    for path, size in result.temporaries:
+        print(f"{verb} {path} (left by a builder that died, {format_size(size)})")
     for name in result.busy:
         print(f"skipped {name}: a build holds its lock", file=sys.stderr)
-    print(f"{args.store}: {verb} {len(result.removed)} snapshot(s), {format_size(result.freed)}")
+    temporaries = f", {len(result.temporaries)} abandoned temporary file(s)" if result.temporaries else ""
+    print(f"{args.store}: {verb} {len(result.removed)} snapshot(s){temporaries}, {format_size(result.freed)}")
     return 0
 
 
