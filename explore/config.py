@@ -39,6 +39,7 @@ OPTION_KINDS: dict[str, frozenset[str]] = {
     "top_n": _INDEXED,
     "store": _OURS,
     "rebuild": _OURS,
+    "reuse": _OURS,
     "walk": _OURS,
     "model": _ALL,
     "ranker_model": frozenset({"learned"}),

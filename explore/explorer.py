@@ -300,13 +300,14 @@ def make_explorer(
     files_first: int | None = None,
     shape: str | ShapeConfig | None = None,
     walk: WalkConfig | None = None,
+    reuse: bool = True,
 ) -> IndexedExplorer | ReferenceAdapter | FusionExplorer:
     """Build an explorer by name: ``learned`` (the fusion explorer with the learned ranker,
     :class:`~swe_explore.explore.fusion.FusionExplorer`), a retriever name (:class:`IndexedExplorer`: that
     retriever with the ranking priors), or ``reference_*`` (:class:`ReferenceAdapter`: the reference baselines).
 
-    Every option is ``None`` (``rebuild``: ``False``) unless given; one the explorer would not use is refused
-    (:func:`~swe_explore.explore.config.check_explorer_options`, the check the command line shares).
+    Options are ``None`` (``rebuild``: ``False``, ``reuse``: ``True``) unless given; one the explorer would not
+    use is refused (:func:`~swe_explore.explore.config.check_explorer_options`, as on the command line).
 
     :param name: explorer name (default ``learned``: the fusion explorer with the shipped ranker).
     :param k: regions per query (top-K); overrides ``pack.k``.
@@ -329,6 +330,8 @@ def make_explorer(
         ``"plain"`` (the line-budget packer) or a :class:`~swe_explore.explore.shaping.ShapeConfig`; K and B still
         come from ``pack``/``k``/``budget``. The packer's other parameters and ``files_first`` need ``"plain"``.
     :param walk: snapshot walking rules (not the reference); default ``WalkConfig()``.
+    :param reuse: build missing indexes from the store's content cache (not the reference; ``False``: from
+        scratch, the cache neither read nor written; the same index files either way).
     :return: the explorer.
     :raises ValueError: for an unknown name (listing the valid ones), an option the explorer does not take
         (naming it and the explorer), or an invalid value.
@@ -352,6 +355,7 @@ def make_explorer(
         "files_first": files_first,
         "shape": shape,
         "walk": walk,
+        "reuse": None if reuse else False,
     }
     given = {option: option for option, value in values.items() if value is not None}
     if "pack" in given and kind == "reference":
@@ -369,13 +373,15 @@ def make_explorer(
         shaping = shape_config(default_shape(name) if shape is None else shape)
         if shaping is not None:
             _check_shaped_options(config, files_first)
-        return _learned_explorer(config, root, model, rebuild, ranker_model, files_first, shaping, walk)
+        explorer = _learned_explorer(config, root, model, rebuild, ranker_model, files_first, shaping, walk)
+        explorer.reuse = reuse
+        return explorer
     options = dict(retriever_options or {})
     if model is not None:
         options["model"] = model
     top_n, walk = (DEFAULT_TOP_N if top_n is None else top_n), walk or WalkConfig()
     extras = dict(chunker_options or {}), options, config, priors or RankPriors(), root, walk, top_n, rebuild
-    return IndexedExplorer(name, chunker or "function", *extras)
+    return IndexedExplorer(name, chunker or "function", *extras, reuse=reuse)
 
 
 def _reference_explorer(name: str, k: int, model: str | None) -> ReferenceAdapter:

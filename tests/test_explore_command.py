@@ -60,6 +60,35 @@ def test_default_store_is_the_cache_not_the_working_directory(tmp_path: Path) ->
     assert entry.name.startswith("mini__goserver-2-") and len(entry.name) == len("mini__goserver-2-") + 8
 
 
+@pytest.mark.parametrize("retriever", ["learned", "bm25"])
+def test_no_reuse_builds_without_the_content_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], retriever: str
+) -> None:
+    """``--no-reuse`` builds the index without reading or writing ``<store>/_cache``; the regions are those of a
+    build with the cache."""
+    regions = []
+    for store, flags in (("with", []), ("without", ["--no-reuse"])):
+        argv = [str(GOSERVER), QUERY, "--retriever", retriever, "--format", "json", "--store", str(tmp_path / store)]
+        assert _explore(argv + flags) == 0
+        regions.append(json.loads(capsys.readouterr().out)["regions"])
+    assert regions[0] == regions[1] and regions[0][0]["path"] == "server/handler.go"
+    assert (tmp_path / "with" / "_cache").is_dir() and not (tmp_path / "without" / "_cache").exists()
+
+
+def test_make_explorer_takes_reuse_and_the_reference_refuses_it() -> None:
+    """``make_explorer(reuse=False)`` reaches both of our explorers; the reference, which has no index, refuses
+    it by name."""
+    from swe_explore.explore.explorer import IndexedExplorer, make_explorer
+    from swe_explore.explore.fusion import FusionExplorer
+
+    learned, bm25, default = make_explorer("learned", reuse=False), make_explorer("bm25", reuse=False), make_explorer()
+    assert isinstance(learned, FusionExplorer) and isinstance(bm25, IndexedExplorer)
+    assert isinstance(default, FusionExplorer)
+    assert (learned.reuse, bm25.reuse, default.reuse) == (False, False, True)
+    with pytest.raises(ValueError, match="reuse"):
+        make_explorer("reference_bm25", reuse=False)
+
+
 def test_bad_folder_and_empty_issue_are_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A missing folder, a file, a negative --lines or an empty issue text exits 2 with a message naming the
     problem."""

@@ -102,6 +102,13 @@ def add_explorer_arguments(
     )
     parser.add_argument("--rebuild", action="store_true", help="rebuild indexes even if up to date or corrupt")
     parser.add_argument(
+        "--no-reuse",
+        dest="reuse",
+        action="store_false",
+        help="build missing indexes from scratch: per-file chunks, term counts, vectors and graph names are not "
+        "taken from the store's content cache (<store>/_cache), which is not filled either (the same index files)",
+    )
+    parser.add_argument(
         "--no-ignore-files",
         dest="ignore_files",
         action="store_false",
@@ -342,7 +349,7 @@ def explorer_from_args(
     options: dict[str, Any] = {option: value for option, value in _option_values(args, name).items() if option in given}
     if getattr(args, "k", None) is not None:
         options["k"] = args.k
-    for shared in ("model", "store", "rebuild"):
+    for shared in ("model", "store", "rebuild", "reuse"):
         if takes_option(name, shared):
             options[shared] = getattr(args, shared)
     if takes_option(name, "walk"):

@@ -111,13 +111,6 @@ def _parser() -> argparse.ArgumentParser:
         "--quiet", action="store_true", help="no progress bar, no 'indexes: STORE (N built, M current)' line"
     )
     parser.add_argument(
-        "--no-reuse",
-        dest="reuse",
-        action="store_false",
-        help="do not take per-file chunks, term counts and vectors from the store's cache "
-        "(<out>/_cache), and do not fill it",
-    )
-    parser.add_argument(
         "--no-graph",
         dest="graph",
         action="store_false",
