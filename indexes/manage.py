@@ -60,6 +60,7 @@ from swe_explore.indexes.files import MANIFEST
 from swe_explore.indexes.graph_store import GRAPH_DIR
 from swe_explore.indexes.store import (
     IndexLock,
+    lock_is_free,
     remove_abandoned_temporaries,
     snapshot_fingerprint,
     snapshot_key,
@@ -595,17 +596,23 @@ def _abandoned_temporaries(store: Path, name: str, dry_run: bool) -> list[tuple[
     found: list[tuple[str, int]] = []
     for base in sorted(bases):
         index = entry / base
+        if dry_run:  # nothing written, not even a lock file
+            found += _temporaries_of(store, index) if lock_is_free(index) else []
+            continue
         try:
             with IndexLock(index, timeout=0):
-                temps = [*entry.glob(f"{base}.tmp-*"), *index.glob("*.tmp-*"), *index.glob("retrievers/*.tmp-*")]
-                found += sorted(
-                    (t.relative_to(store).as_posix(), _size(t) if t.is_dir() else t.lstat().st_size) for t in temps
-                )
-                if not dry_run:
-                    remove_abandoned_temporaries(index)
-        except (Timeout, OSError):  # a live builder's, or a store that cannot be written (a dry run)
+                found += _temporaries_of(store, index)
+                remove_abandoned_temporaries(index)
+        except (Timeout, OSError):  # a live builder's index, or one that cannot be locked
             continue
     return found
+
+
+def _temporaries_of(store: Path, index: Path) -> list[tuple[str, int]]:
+    """``(path relative to the store, bytes)`` of what :func:`~indexes.store.remove_abandoned_temporaries` removes
+    for one index, sorted by path."""
+    temps = [*index.parent.glob(f"{index.name}.tmp-*"), *index.glob("*.tmp-*"), *index.glob("retrievers/*.tmp-*")]
+    return sorted((t.relative_to(store).as_posix(), _size(t) if t.is_dir() else t.lstat().st_size) for t in temps)
 
 
 def _remove_entry(directory: Path) -> bool:

@@ -325,6 +325,36 @@ class IndexLock:
             lock.release()
 
 
+def lock_is_free(chunk_dir: Path) -> bool:
+    """Whether no builder holds an index's :class:`IndexLock`, found without writing anything (no lock file is
+    made or removed): for listing what ``store gc --dry-run`` would remove, read-only stores included. The answer
+    may be stale by the time it is read; only holding the lock proves a temporary abandoned.
+
+    :param chunk_dir: the index's chunker directory.
+    :return: ``True`` if the lock file is missing (every holder has it) or can be ``flock``-ed at once; ``False``
+        if it is held, cannot be opened, or the platform has no ``flock``.
+    """
+    try:
+        import fcntl
+    except ImportError:  # not a POSIX platform: say held, so nothing is listed
+        return False
+    try:
+        fd = os.open(lock_path(chunk_dir), os.O_RDONLY)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return True
+    finally:
+        os.close(fd)
+
+
 def remove_abandoned_temporaries(chunk_dir: Path) -> int:
     """Delete the temporaries of one index that dead builders left behind; call it holding its :class:`IndexLock`.
 

@@ -424,7 +424,7 @@ def test_gc_removes_what_a_killed_builder_left_and_spares_a_live_one(store: Path
         ("kept/function-0123abcd.tmp-vm-4242-cache-0badf00d", 4000),
         ("kept/function-0123abcd/retrievers/tfidf-01234567.tmp-vm-4242-abcdef01", 600),
     ]
-    assert scratch.is_dir()
+    assert scratch.is_dir() and (cdir.parent / "function-0123abcd.lock").exists()  # a dry run writes nothing
     with IndexLock(cdir, timeout=0):
         assert collect_garbage(store, dry_run=True).temporaries == []
         assert collect_garbage(store).temporaries == [] and scratch.is_dir()
@@ -433,6 +433,20 @@ def test_gc_removes_what_a_killed_builder_left_and_spares_a_live_one(store: Path
     assert sorted(p.name for p in (store / "kept").iterdir()) == ["function-0123abcd"]
     assert sorted(p.relative_to(store) for p in cdir.rglob("*")) == index_files
     assert done.to_json()["temporaries"] == [{"path": p, "size": s} for p, s in dry.temporaries]
+
+
+def test_gc_dry_run_lists_abandoned_temporaries_of_a_read_only_store(
+    store: Path, read_only: Callable[[Path], list[str]]
+) -> None:
+    """On a store that cannot be written, a dry run still lists what a killed builder left (the lock is tested
+    with ``flock`` on the existing lock file, nothing created)."""
+    cdir = store / "kept" / "function-0123abcd"
+    _write(cdir / "chunks.npz.tmp-vm-4242-0badf00d", b"h" * 70)
+    _write(cdir.parent / "function-0123abcd.lock", b"")
+    read_only(store)
+    assert collect_garbage(store, dry_run=True).temporaries == [
+        ("kept/function-0123abcd/chunks.npz.tmp-vm-4242-0badf00d", 70)
+    ]
 
 
 def test_gc_cache_removal_lets_a_concurrent_writer_start_a_new_cache(
