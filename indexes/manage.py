@@ -7,8 +7,8 @@ What lives where under a store root (:mod:`indexes.store`)::
 
     <root>/<snapshot>/<chunker>-<hash8>/...          the index: chunk table, retrievers/, graph/ ("indexes", "graph")
     <root>/<snapshot>/last_used.json                 {"path": the folder it was last used from}; mtime = last use
-    <root>/_cache/                                   the content-addressed reuse cache (indexes/cache.py)
     <root>/<snapshot>/history-<hash8>/...            the history index (indexes/history.py; "indexes")
+    <root>/<snapshot>/<index>.lock, <index>.tmp-*    a builder's lock file and temporaries (indexes/store.py)
     <root>/_cache/                                   the content-addressed reuse cache (indexes/cache.py)
     <root>/_reports/                                 index_repos run reports ("other")
 
@@ -17,8 +17,9 @@ What counts as a store: the store commands act only on a directory that is an in
 ``manifest.json`` is a JSON object written by this toolkit: a chunk table's (its ``chunker`` and ``snapshot``
 are objects, indexes/build.py) or a history index's (``"kind": "history"``). A *snapshot entry* is a directory
 of the root (not named ``_...`` or ``.*``) holding at least one index directory; only those are listed, counted
-and removed. A directory is an index store when it is empty, holds ``_cache`` or ``_reports``, or holds a
-snapshot entry; :func:`check_store` refuses any other directory (:class:`NotAStoreError`), and a missing one.
+and removed. A directory is an index store when it is empty, holds ``_cache`` or ``_reports``, holds a
+snapshot entry, or a folder holding an index's lock file or temporary (a first build that was killed);
+:func:`check_store` refuses any other directory (:class:`NotAStoreError`), and a missing one.
 
 Last use: an explorer that checks or loads a snapshot's index (its ``index()``, which ``explore()`` calls on the
 first query of a snapshot) touches ``last_used.json`` (one ``utime``; the file is rewritten only when the
@@ -59,8 +60,12 @@ from swe_explore.indexes.cache import CACHE_DIR
 from swe_explore.indexes.files import MANIFEST
 from swe_explore.indexes.graph_store import GRAPH_DIR
 from swe_explore.indexes.store import (
+    INDEX_NAME,
     IndexLock,
+    index_temporaries,
+    is_temporary_name,
     lock_is_free,
+    lock_path,
     remove_abandoned_temporaries,
     snapshot_fingerprint,
     snapshot_key,
@@ -358,7 +363,8 @@ def snapshot_entries(store: Path) -> list[Path]:
 
 def check_store(store: Path) -> None:
     """Refuse a ``--store`` that is not an index store (the module docstring): missing, not a directory, or a
-    non-empty directory with no snapshot entry and no ``_cache`` or ``_reports``.
+    non-empty directory with no snapshot entry, no ``_cache`` or ``_reports`` and no folder holding an index's
+    lock file or temporary.
 
     :param store: the store root.
     :raises NotAStoreError: naming the directory.
@@ -370,7 +376,7 @@ def check_store(store: Path) -> None:
         raise NotAStoreError(f"{store} is not a directory")
     if not any(store.iterdir()) or (store / CACHE_DIR).is_dir() or (store / REPORTS_DIR).is_dir():
         return
-    if not snapshot_entries(store):
+    if not snapshot_entries(store) and not any(_holds_leftovers(folder) for folder in _folders(store)):
         raise NotAStoreError(
             f"{store} is not an index store (no entry holds an index manifest, no {CACHE_DIR} or {REPORTS_DIR})"
         )
@@ -406,7 +412,8 @@ def _entry(directory: Path) -> SnapshotEntry:
             rmanifest = _read_manifest(rdir / MANIFEST)
             if rmanifest is not None and ".tmp-" not in rdir.name:
                 retrievers.append(str(rmanifest.get("retriever", {}).get("name", rdir.name)))
-                stamps.append((rdir / MANIFEST).stat().st_mtime)
+                with contextlib.suppress(OSError):  # a --rebuild may be replacing it
+                    stamps.append((rdir / MANIFEST).stat().st_mtime)
         configs.append(
             {
                 "kind": "chunks",
@@ -555,13 +562,20 @@ def collect_garbage(
         if reason is None and older_than is not None and (entry.last_used or 0.0) < older_than:
             reason = "older"
         if reason is None:
-            result.temporaries.extend(_abandoned_temporaries(store, entry.name, dry_run))
             continue
         if dry_run or _remove_entry(store / entry.name):
             result.removed.append((entry.name, reason, entry.size))
         else:
             result.busy.append(entry.name)
+    gone = {name for name, _, _ in result.removed} if not dry_run else set()
+    for folder in _folders(store):  # entries kept, and folders holding only what a killed first build left
+        if folder.name not in gone:
+            result.temporaries += _abandoned_temporaries(store, folder, dry_run)
     cache = store / CACHE_DIR
+    for aside in sorted(p for p in store.glob(f"{CACHE_DIR}.tmp-*") if is_temporary_name(p.name)):
+        result.temporaries.append((aside.name, _size(aside)))  # a reuse cache a killed gc --cache renamed aside
+        if not dry_run:
+            _remove_tree(aside)
     if (reuse_cache or remove_all) and cache.is_dir():
         result.reuse_cache = _size(cache)
         if not dry_run:
@@ -569,50 +583,83 @@ def collect_garbage(
     return result
 
 
+def _holds_leftovers(folder: Path) -> bool:
+    """Whether a folder holds an index's lock file or temporary (a first build killed before any index was
+    written), which makes its parent a store."""
+    with contextlib.suppress(OSError):
+        for child in folder.iterdir():
+            name = child.name
+            base = name[: name.index(".tmp-")] if is_temporary_name(name) else name.removesuffix(".lock")
+            if base != name and INDEX_NAME.fullmatch(base):
+                return True
+    return False
+
+
+def _folders(store: Path) -> list[Path]:
+    """The store's directories that may be snapshot entries: not ``_...`` or ``.*``, not symbolic links."""
+    return sorted(p for p in store.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith(("_", ".")))
+
+
+def _remove_tree(path: Path) -> None:
+    """``shutil.rmtree`` that tolerates another process removing the same tree at the same time."""
+    for _ in range(5):
+        try:
+            shutil.rmtree(path)
+            return
+        except FileNotFoundError:
+            if not os.path.lexists(path):
+                return
+
+
 def _remove_cache(cache: Path) -> None:
     """Remove the reuse cache, renamed aside first (one atomic step): a builder writing an entry meanwhile starts a
     new cache instead of refilling the directory being removed ("Directory not empty")."""
-    for old in cache.parent.glob(f"{cache.name}.tmp-*"):  # left by a gc that was killed
-        shutil.rmtree(old, ignore_errors=True)
     aside = temporary_path(cache, "gc-")
     try:
         os.rename(cache, aside)
     except FileNotFoundError:
         return
-    shutil.rmtree(aside)
+    _remove_tree(aside)
 
 
-def _abandoned_temporaries(store: Path, name: str, dry_run: bool) -> list[tuple[str, int]]:
-    """The temporaries of one entry's indexes whose lock is free (so their builder is dead), removed unless
-    ``dry_run``; an index a builder holds is left alone."""
+def _abandoned_temporaries(store: Path, entry: Path, dry_run: bool) -> list[tuple[str, int]]:
+    """What builders that died left in one entry folder, removed unless ``dry_run``: for each index (a name
+    :data:`~indexes.store.INDEX_NAME` matches, not a symbolic link) whose lock is free, its temporaries
+    (:func:`~indexes.store.index_temporaries`) and its lock file (0 bytes). An index a builder holds is left alone;
+    other files are never touched."""
     from filelock import Timeout
 
-    entry = store / name
-    bases = {p.name.split(".tmp-")[0] for p in entry.glob("*.tmp-*")}
-    bases |= {p.name[: -len(".lock")] for p in entry.glob("*.lock")}  # a lock file a killed builder left
-    for d in entry.iterdir():
-        if d.is_dir() and ".tmp-" not in d.name and (any(d.glob("*.tmp-*")) or any(d.glob("retrievers/*.tmp-*"))):
-            bases.add(d.name)
+    bases: set[str] = set()
+    with contextlib.suppress(OSError):
+        for child in entry.iterdir():
+            name = child.name
+            if is_temporary_name(name):
+                name = name[: name.index(".tmp-")]
+            elif name.endswith(".lock"):
+                name = name[: -len(".lock")]
+            if INDEX_NAME.fullmatch(name) and not (entry / name).is_symlink():
+                bases.add(name)
     found: list[tuple[str, int]] = []
     for base in sorted(bases):
         index = entry / base
+        if not index_temporaries(index) and not lock_path(index).is_file():
+            continue
         if dry_run:  # nothing written, not even a lock file
-            found += _temporaries_of(store, index) if lock_is_free(index) else []
+            found += _leftovers(store, index) if lock_is_free(index) else []
             continue
-        try:
+        with contextlib.suppress(Timeout, OSError):  # a live builder's index, or one that cannot be locked
+            leftovers = _leftovers(store, index)
             with IndexLock(index, timeout=0):
-                found += _temporaries_of(store, index)
                 remove_abandoned_temporaries(index)
-        except (Timeout, OSError):  # a live builder's index, or one that cannot be locked
-            continue
+            found += leftovers  # the lock file goes when the lock is released
     return found
 
 
-def _temporaries_of(store: Path, index: Path) -> list[tuple[str, int]]:
-    """``(path relative to the store, bytes)`` of what :func:`~indexes.store.remove_abandoned_temporaries` removes
-    for one index, sorted by path."""
-    temps = [*index.parent.glob(f"{index.name}.tmp-*"), *index.glob("*.tmp-*"), *index.glob("retrievers/*.tmp-*")]
-    return sorted((t.relative_to(store).as_posix(), _size(t) if t.is_dir() else t.lstat().st_size) for t in temps)
+def _leftovers(store: Path, index: Path) -> list[tuple[str, int]]:
+    """``(path relative to the store, bytes)`` of one index's temporaries and lock file, sorted by path."""
+    paths = index_temporaries(index) + ([lock_path(index)] if lock_path(index).is_file() else [])
+    sizes = [(p, _size(p) if p.is_dir() and not p.is_symlink() else p.lstat().st_size) for p in paths]
+    return sorted((p.relative_to(store).as_posix(), size) for p, size in sizes)
 
 
 def _remove_entry(directory: Path) -> bool:

@@ -52,6 +52,7 @@ read-only; building in a store that cannot be written raises :class:`ReadOnlySto
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -85,6 +86,21 @@ from swe_explore.indexes.files import (
 #: The files of a chunk table (:meth:`ChunkTable.save`), whose sizes and SHA-256 the chunker manifest records.
 CHUNK_FILES = ("chunks.json", "chunks.npz")
 _TMP_MARK = ".tmp-"
+#: The name of an index directory of a snapshot entry: ``<chunker>-<hash8>`` or ``history-<hash8>``.
+INDEX_NAME = re.compile(r"[a-z][a-z0-9_]*-[0-9a-f]{8}")
+#: What :func:`temporary_path` appends: ``.tmp-<host>-<pid>-<label><8 hex>``.
+_TMP_SUFFIX = re.compile(r"\.tmp-[A-Za-z0-9_.]+-[0-9]+-[a-z-]*[0-9a-f]{8}$")
+
+
+def is_temporary_name(name: str) -> bool:
+    """Whether a file name is one :func:`temporary_path` makes (``x.tmp-node7-12345-cache-0badf00d``), so a user's
+    ``notes.tmp-old`` is never taken for one.
+
+    :param name: a file or directory name.
+    :return: whether it ends with the temporary suffix after a non-empty target name.
+    """
+    match = _TMP_SUFFIX.search(name)
+    return match is not None and match.start() > 0
 
 
 def toolkit_version() -> str:
@@ -367,21 +383,33 @@ def remove_abandoned_temporaries(chunk_dir: Path) -> int:
     :return: how many were removed.
     """
     removed = 0
+    for tmp in index_temporaries(chunk_dir):
+        if tmp.is_dir() and not tmp.is_symlink():
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            tmp.unlink(missing_ok=True)
+        removed += 1
+    return removed
+
+
+def index_temporaries(chunk_dir: Path) -> list[Path]:
+    """The temporaries of one index, whoever made them (:func:`remove_abandoned_temporaries` says which): names
+    :func:`is_temporary_name` accepts, beside the index directory for it, inside it and inside its
+    ``retrievers/``; a directory that is a symbolic link is not looked into.
+
+    :param chunk_dir: the index's chunker (or history) directory.
+    :return: their paths, sorted.
+    """
     patterns = [
-        (chunk_dir.parent, f"{chunk_dir.name}{_TMP_MARK}*"),
+        (chunk_dir.parent, f"{glob.escape(chunk_dir.name)}{_TMP_MARK}*"),
         (chunk_dir, f"*{_TMP_MARK}*"),
         (chunk_dir / "retrievers", f"*{_TMP_MARK}*"),
     ]
+    found: list[Path] = []
     for directory, pattern in patterns:
-        if not directory.is_dir():
-            continue
-        for tmp in directory.glob(pattern):
-            if tmp.is_dir() and not tmp.is_symlink():
-                shutil.rmtree(tmp, ignore_errors=True)
-            else:
-                tmp.unlink(missing_ok=True)
-            removed += 1
-    return removed
+        if directory.is_dir() and not directory.is_symlink():
+            found += [tmp for tmp in directory.glob(pattern) if is_temporary_name(tmp.name)]
+    return sorted(found)
 
 
 @dataclass(frozen=True)

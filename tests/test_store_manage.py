@@ -8,6 +8,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,7 @@ from swe_explore.explore.explorer import IndexedExplorer, make_explorer
 from swe_explore.indexes.build import ensure_index
 from swe_explore.indexes.manage import (
     USED_FILE,
+    NotAStoreError,
     collect_garbage,
     disk_usage,
     list_store,
@@ -421,6 +423,7 @@ def test_gc_removes_what_a_killed_builder_left_and_spares_a_live_one(store: Path
     index_files = sorted(p.relative_to(store) for p in cdir.rglob("*") if ".tmp-" not in str(p))
     dry = collect_garbage(store, dry_run=True)
     assert dry.temporaries == [
+        ("kept/function-0123abcd.lock", 0),
         ("kept/function-0123abcd.tmp-vm-4242-cache-0badf00d", 4000),
         ("kept/function-0123abcd/retrievers/tfidf-01234567.tmp-vm-4242-abcdef01", 600),
     ]
@@ -428,11 +431,11 @@ def test_gc_removes_what_a_killed_builder_left_and_spares_a_live_one(store: Path
     with IndexLock(cdir, timeout=0):
         assert collect_garbage(store, dry_run=True).temporaries == []
         assert collect_garbage(store).temporaries == [] and scratch.is_dir()
-    done = collect_garbage(store)  # "gone" went in the call above
-    assert done.temporaries == dry.temporaries and done.freed == 4600 and done.removed == []
+    done = collect_garbage(store)  # "gone" went in the call above; the lock file went with the lock held here
+    assert done.temporaries == dry.temporaries[1:] and done.freed == 4600 and done.removed == []
     assert sorted(p.name for p in (store / "kept").iterdir()) == ["function-0123abcd"]
     assert sorted(p.relative_to(store) for p in cdir.rglob("*")) == index_files
-    assert done.to_json()["temporaries"] == [{"path": p, "size": s} for p, s in dry.temporaries]
+    assert done.to_json()["temporaries"] == [{"path": p, "size": s} for p, s in dry.temporaries[1:]]
 
 
 def test_gc_dry_run_lists_abandoned_temporaries_of_a_read_only_store(
@@ -445,7 +448,8 @@ def test_gc_dry_run_lists_abandoned_temporaries_of_a_read_only_store(
     _write(cdir.parent / "function-0123abcd.lock", b"")
     read_only(store)
     assert collect_garbage(store, dry_run=True).temporaries == [
-        ("kept/function-0123abcd/chunks.npz.tmp-vm-4242-0badf00d", 70)
+        ("kept/function-0123abcd.lock", 0),
+        ("kept/function-0123abcd/chunks.npz.tmp-vm-4242-0badf00d", 70),
     ]
 
 
@@ -469,3 +473,65 @@ def test_gc_cache_removal_lets_a_concurrent_writer_start_a_new_cache(
         "_cache/chunks/cd/new.bin"
     ]
     assert sorted(p.name for p in store.iterdir()) == ["_cache", "_reports", "kept"]
+
+
+def test_gc_touches_only_index_leftovers_and_follows_no_link(store: Path, tmp_path: Path) -> None:
+    """Files of other names (``NOTES.tmp-keep.txt``, ``mydata.lock``, ``sub.tmp-dir/``) are kept; a symbolic link
+    in an entry, even one named like an index, is not followed (the files it points to stay); a folder holding
+    only what a killed first build left is cleaned."""
+    outside = tmp_path / "outside"
+    _write(outside / "a.tmp-vm-1-0badf00d" / "x", b"o")
+    entry = store / "kept"
+    user = [entry / "NOTES.tmp-keep.txt", entry / "mydata.lock", entry / "sub.tmp-dir" / "f"]
+    for path in user:
+        _write(path, b"u")
+    (entry / "linked").symlink_to(outside)
+    (entry / "window-0badf00d").symlink_to(outside)
+    _write(store / "fresh" / "function-2625320e.lock", b"")
+    _write(store / "fresh" / "function-2625320e.tmp-vm-7-cache-12345678" / "p.pack", b"p" * 9)
+    result = collect_garbage(store)
+    assert result.temporaries == [
+        ("fresh/function-2625320e.lock", 0),
+        ("fresh/function-2625320e.tmp-vm-7-cache-12345678", 9),
+    ]
+    assert all(path.exists() for path in user) and (outside / "a.tmp-vm-1-0badf00d" / "x").exists()
+    assert list((store / "fresh").iterdir()) == []
+
+
+def test_a_folder_of_a_killed_first_build_is_a_store(tmp_path: Path) -> None:
+    """A store whose first build was killed holds only a lock file and a scratch directory: gc accepts it and
+    removes them; a folder with other ``.lock`` files is still refused."""
+    store = tmp_path / "store"
+    _write(store / "seaborn" / "function-2625320e.lock", b"")
+    _write(store / "seaborn" / "function-2625320e.tmp-vm-7-0badf00d" / "chunks.npz", b"c" * 5)
+    result = collect_garbage(store)
+    assert [path for path, _ in result.temporaries] == [
+        "seaborn/function-2625320e.lock",
+        "seaborn/function-2625320e.tmp-vm-7-0badf00d",
+    ]
+    _write(tmp_path / "src" / "pkg" / "yarn.lock", b"")
+    with pytest.raises(NotAStoreError):
+        collect_garbage(tmp_path / "src")
+
+
+def test_gc_removes_a_cache_a_killed_gc_set_aside_even_while_another_gc_does(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``gc --cache`` killed after renaming the cache aside leaves ``_cache.tmp-...-gc-...``: every gc lists and
+    removes it; if another gc removes it at the same time, neither fails."""
+    _write(store / "_cache.tmp-vm-99-gc-0badf00d" / "chunks" / "p.pack", b"q" * 30)
+    dry = collect_garbage(store, dry_run=True)
+    assert dry.temporaries == [("_cache.tmp-vm-99-gc-0badf00d", 30)] and dry.reuse_cache is None
+    real_rmtree = shutil.rmtree
+
+    def raced(path: Path, *args: Any, **kwargs: Any) -> None:
+        if ".tmp-" in Path(path).name and Path(path).exists():
+            real_rmtree(path)  # the other gc was first
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", raced)
+    done = collect_garbage(store, reuse_cache=True)
+    monkeypatch.undo()
+    assert done.temporaries == dry.temporaries and done.reuse_cache == 500
+    assert sorted(p.name for p in store.iterdir()) == ["_reports", "kept"]

@@ -10,12 +10,13 @@ Usage::
 the indexes of snapshots whose folder no longer exists; with ``--older-than DATE`` (``YYYY-MM-DD``, an ISO time,
 or ``30d``) also those last used before it; with ``--all`` every index and the reuse cache; with ``--cache`` the
 reuse cache too (``<store>/_cache``: shared by content, no index points into it, so removing it costs only
-speed on the next build). Every ``gc`` also removes what builders that died (killed while writing) left in the
-entries it keeps: temporaries and lock files of indexes whose lock is free. ``--dry-run`` lists what would go
-and removes nothing. Every action refuses, with exit status 2 and one line naming it, a ``--store`` that does
-not exist (``no such index store``) or is a directory that is not an index store (indexes/manage.py says what
-is one): a mistyped ``--store`` never lists or removes a source folder. A snapshot last used from a folder that
-moved counts as existing once it was used from the new place (README, "Prebuilt indexes").
+speed on the next build). Every ``gc`` also removes what killed processes left: an index's temporaries and lock
+file (only where its lock is free, so never a live build's; other files and symbolic links are not touched), and
+a reuse cache a killed ``gc --cache`` had set aside. ``--dry-run`` lists what would go and writes nothing. Every
+action refuses, with exit status 2 and one line naming it, a ``--store`` that does not exist (``no such index
+store``) or is a directory that is not an index store (indexes/manage.py says what is one): a mistyped
+``--store`` never lists or removes a source folder. A snapshot last used from a folder that moved counts as
+existing once it was used from the new place (README, "Prebuilt indexes").
 """
 
 from __future__ import annotations
@@ -134,10 +135,10 @@ def _gc(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if result.reuse_cache is not None:
         print(f"{verb} the reuse cache ({format_size(result.reuse_cache)})")
     for path, size in result.temporaries:
-        print(f"{verb} {path} (left by a builder that died, {format_size(size)})")
+        print(f"{verb} {path} (left by a killed process, {format_size(size)})")
     for name in result.busy:
         print(f"skipped {name}: a build holds its lock", file=sys.stderr)
-    temporaries = f", {len(result.temporaries)} abandoned temporary file(s)" if result.temporaries else ""
+    temporaries = f", {len(result.temporaries)} leftover(s) of killed processes" if result.temporaries else ""
     print(f"{args.store}: {verb} {len(result.removed)} snapshot(s){temporaries}, {format_size(result.freed)}")
     return 0
 
