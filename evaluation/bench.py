@@ -149,11 +149,15 @@ def parse_record(data: Any, where: str = "<record>", require_query: bool = True)
         raise ValueError(f"{where}: instance_id must be a string, got {type(instance_id).__name__}")
     if not instance_id:
         raise ValueError(f"{where}: missing or empty 'instance_id'")
-    if instance_id.startswith(("_", ".")) or any(c in instance_id for c in "/\\\0"):
+    from swe_explore.indexes.store import check_snapshot_name
+
+    try:
+        check_snapshot_name(instance_id)  # the snapshot is <repos>/<instance_id>, the index <store>/<instance_id>
+    except ValueError:
         raise ValueError(
             f"{where}: instance_id {instance_id!r} is not a folder name (its snapshot is <repos>/<instance_id>, "
             "its index <store>/<instance_id>): no '/', '\\' or NUL, and not starting with '_' or '.'"
-        )
+        ) from None
     where = f"{where} ({instance_id})"
     _check_ground_truth(data.get("ground_truth"), where)
     problem = data.get("problem_statement", "")

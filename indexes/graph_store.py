@@ -281,16 +281,27 @@ def graph_worker_available() -> bool:
     return len(os.sched_getaffinity(0)) >= 2 and _cgroup_cpus() >= 2
 
 
+def _cgroup_dir(root: Path, cgroup: Path) -> Path:
+    """This process's cgroup (v2) directory.
+
+    :param root: the cgroup file system's mount point.
+    :param cgroup: the process's cgroup list (its ``0::<path>`` line names the v2 group).
+    :return: the directory.
+    :raises OSError: if the list cannot be read.
+    :raises StopIteration: without cgroup v2 (no ``0::`` line).
+    """
+    return root / next(line[3:] for line in cgroup.read_text().splitlines() if line.startswith("0::")).lstrip("/")
+
+
 def _cgroup_cpus(root: Path = Path("/sys/fs/cgroup"), cgroup: Path = Path("/proc/self/cgroup")) -> float:
     """The CPUs this process's cgroup (v2) may use by its quota: ``cpu.max`` quota / period.
 
     :param root: the cgroup file system's mount point.
-    :param cgroup: the process's cgroup list (its ``0::<path>`` line names the v2 group).
+    :param cgroup: the process's cgroup list (:func:`_cgroup_dir`).
     :return: CPUs (a float); ``inf`` without a quota, without cgroup v2, or when it cannot be read.
     """
     try:
-        path = next(line[3:] for line in cgroup.read_text().splitlines() if line.startswith("0::"))
-        quota, period = (root / path.lstrip("/") / "cpu.max").read_text().split()
+        quota, period = (_cgroup_dir(root, cgroup) / "cpu.max").read_text().split()
         return float("inf") if quota == "max" else int(quota) / int(period)
     except (OSError, StopIteration, ValueError):
         return float("inf")
@@ -312,8 +323,7 @@ def _memory_for_a_child(proc: Path = Path("/proc"), root: Path = Path("/sys/fs/c
     except (OSError, IndexError, ValueError):
         return True
     try:
-        lines = (proc / "self" / "cgroup").read_text().splitlines()
-        group = root / next(line[3:] for line in lines if line.startswith("0::")).lstrip("/")
+        group = _cgroup_dir(root, proc / "self" / "cgroup")
         limit = (group / "memory.max").read_text().strip()
         if limit != "max":
             available = min(available, int(limit) - int((group / "memory.current").read_text()))

@@ -583,15 +583,18 @@ def collect_garbage(
     return result
 
 
+def _leftover_index(name: str) -> str | None:
+    """The index whose lock file or temporary beside it ``name`` is (``function-2625320e.lock`` ->
+    ``function-2625320e``), else ``None``."""
+    base = name[: name.index(".tmp-")] if is_temporary_name(name) else name.removesuffix(".lock")
+    return base if base != name and INDEX_NAME.fullmatch(base) else None
+
+
 def _holds_leftovers(folder: Path) -> bool:
     """Whether a folder holds an index's lock file or temporary (a first build killed before any index was
     written), which makes its parent a store."""
     with contextlib.suppress(OSError):
-        for child in folder.iterdir():
-            name = child.name
-            base = name[: name.index(".tmp-")] if is_temporary_name(name) else name.removesuffix(".lock")
-            if base != name and INDEX_NAME.fullmatch(base):
-                return True
+        return any(_leftover_index(child.name) for child in folder.iterdir())
     return False
 
 
@@ -632,13 +635,9 @@ def _abandoned_temporaries(store: Path, entry: Path, dry_run: bool) -> list[tupl
     bases: set[str] = set()
     with contextlib.suppress(OSError):
         for child in entry.iterdir():
-            name = child.name
-            if is_temporary_name(name):
-                name = name[: name.index(".tmp-")]
-            elif name.endswith(".lock"):
-                name = name[: -len(".lock")]
-            if INDEX_NAME.fullmatch(name) and not (entry / name).is_symlink():
-                bases.add(name)
+            base = _leftover_index(child.name) or (child.name if INDEX_NAME.fullmatch(child.name) else None)
+            if base is not None and not (entry / base).is_symlink():
+                bases.add(base)
     found: list[tuple[str, int]] = []
     for base in sorted(bases):
         index = entry / base

@@ -127,6 +127,24 @@ def _store_tree(store: Path) -> dict[str, bytes]:
     return out
 
 
+def _linked_snapshot(root: Path, edited: bool = False) -> Path:
+    """Three files: pkg/a.py (alpha, beta reading ``y.real``; ``edited``: ``y.imag`` instead), pkg/b.py (gamma
+    calls alpha), README.md (one window)."""
+    beta = "y.imag * 3" if edited else "y.real * 2"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text(f"def alpha(x):\n    return x + 1\n\n\ndef beta(y):\n    return {beta}\n")
+    (root / "pkg" / "b.py").write_text("from pkg.a import alpha\n\n\ndef gamma():\n    return alpha(2)\n")
+    (root / "README.md").write_text("# Demo\n\nAlpha and beta.\n")
+    return root
+
+
+@pytest.fixture()
+def linked_snapshot() -> Callable[..., Path]:
+    """A function writing a three-file snapshot whose files reference each other (``(root, edited=False) ->
+    root``), for the graph and reuse tests."""
+    return _linked_snapshot
+
+
 @pytest.fixture()
 def store_tree() -> Callable[[Path], dict[str, bytes]]:
     """A function mapping an index store to ``{relative path: bytes}`` (manifests without timings), to compare

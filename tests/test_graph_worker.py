@@ -25,17 +25,6 @@ pytestmark = pytest.mark.skipif(
     "fork" not in multiprocessing.get_all_start_methods(), reason="the graph worker needs the fork start method"
 )
 
-A_V1 = "def alpha(x):\n    return x + 1\n\n\ndef beta(y):\n    return y.real * 2\n"
-
-
-def _write_snapshot(root: Path, a_text: str) -> Path:
-    """Three files: pkg/a.py (alpha, beta), pkg/b.py (gamma calls alpha), README.md (one window)."""
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "a.py").write_text(a_text)
-    (root / "pkg" / "b.py").write_text("from pkg.a import alpha\n\n\ndef gamma():\n    return alpha(2)\n")
-    (root / "README.md").write_text("# Demo\n\nAlpha and beta.\n")
-    return root
-
 
 def _same_store(tree: dict[str, bytes]) -> tuple[dict[str, bytes], dict[str, list[bytes]]]:
     """A store's index files, and its cache packs by namespace (their file names hold a time and a process id)."""
@@ -55,13 +44,16 @@ def _build(snapshot: Path, store: Path, reuse: bool, worker: bool) -> BuildRepor
 
 @pytest.mark.parametrize("reuse", [True, False])
 def test_the_worker_writes_the_files_the_process_writes(
-    tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]], reuse: bool
+    tmp_path: Path,
+    store_tree: Callable[[Path], dict[str, bytes]],
+    reuse: bool,
+    linked_snapshot: Callable[..., Path],
 ) -> None:
     """Two snapshots (v2 changes beta's body) into a store with the worker and into one without: every file is
     equal (the graph's and, with reuse, the cache's pieces), the cache lookups are counted alike, and the report
     carries the child's seconds."""
-    v1 = _write_snapshot(tmp_path / "v1", A_V1)
-    v2 = _write_snapshot(tmp_path / "v2", A_V1.replace("y.real * 2", "y.imag * 3"))
+    v1 = linked_snapshot(tmp_path / "v1")
+    v2 = linked_snapshot(tmp_path / "v2", edited=True)
     with_worker, without = tmp_path / "with", tmp_path / "without"
     reports = [_build(v, with_worker, reuse, worker=True) for v in (v1, v2)]
     plain = [_build(v, without, reuse, worker=False) for v in (v1, v2)]
@@ -82,7 +74,10 @@ def test_the_worker_writes_the_files_the_process_writes(
 
 
 def test_a_child_that_dies_is_replaced_by_the_process(
-    tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    store_tree: Callable[[Path], dict[str, bytes]],
+    monkeypatch: pytest.MonkeyPatch,
+    linked_snapshot: Callable[..., Path],
 ) -> None:
     """The child exits without a word: the parent builds the graph itself, and the files are those of a build
     without the worker (no ``graph_worker`` seconds, since no child finished)."""
@@ -91,7 +86,7 @@ def test_a_child_that_dies_is_replaced_by_the_process(
         os._exit(3)
 
     monkeypatch.setattr(graph_store, "_graph_child", die)
-    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    v1 = linked_snapshot(tmp_path / "v1")
     report = _build(v1, tmp_path / "with", reuse=True, worker=True)
     assert report.built == ["chunks", "bm25", "tfidf", "graph"]
     assert "graph_worker" not in report.seconds
@@ -100,7 +95,10 @@ def test_a_child_that_dies_is_replaced_by_the_process(
 
 
 def test_a_child_that_fails_is_replaced_by_the_process(
-    tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    store_tree: Callable[[Path], dict[str, bytes]],
+    monkeypatch: pytest.MonkeyPatch,
+    linked_snapshot: Callable[..., Path],
 ) -> None:
     """An exception in the child is sent back as an error; the parent builds the same graph itself."""
     real = graph_store._graph_child
@@ -110,13 +108,15 @@ def test_a_child_that_fails_is_replaced_by_the_process(
         real(sender, *args)
 
     monkeypatch.setattr(graph_store, "_graph_child", failing)
-    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    v1 = linked_snapshot(tmp_path / "v1")
     assert _build(v1, tmp_path / "with", reuse=False, worker=True).built[-1] == "graph"
     _build(v1, tmp_path / "without", reuse=False, worker=False)
     assert _same_store(store_tree(tmp_path / "with")) == _same_store(store_tree(tmp_path / "without"))
 
 
-def test_close_stops_a_child_that_still_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_close_stops_a_child_that_still_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, linked_snapshot: Callable[..., Path]
+) -> None:
     """A build interrupted between the worker's start and its finish (Ctrl-C in the retrievers' build) stops
     the child: no process is left behind."""
 
@@ -138,7 +138,7 @@ def test_close_stops_a_child_that_still_runs(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(graph_store, "_graph_child", hang)
     monkeypatch.setattr(GraphWorker, "start", staticmethod(start))
     monkeypatch.setattr(build_module, "_build_missing", interrupted)
-    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    v1 = linked_snapshot(tmp_path / "v1")
     with pytest.raises(KeyboardInterrupt):
         _build(v1, tmp_path / "store", reuse=True, worker=True)
     assert len(started) == 1
@@ -188,7 +188,10 @@ def test_the_learned_explorer_builds_its_graph_with_the_worker_too(
 
 
 def test_a_child_that_never_answers_is_stopped_and_replaced(
-    tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    store_tree: Callable[[Path], dict[str, bytes]],
+    monkeypatch: pytest.MonkeyPatch,
+    linked_snapshot: Callable[..., Path],
 ) -> None:
     """A child that neither answers nor dies (stopped, deadlocked) costs the wait, not the build: after
     ``WORKER_WAIT_SECONDS`` the parent stops it and builds the same graph itself."""
@@ -198,7 +201,7 @@ def test_a_child_that_never_answers_is_stopped_and_replaced(
 
     monkeypatch.setattr(graph_store, "_graph_child", hang)
     monkeypatch.setattr(graph_store, "WORKER_WAIT_SECONDS", 1.0)
-    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    v1 = linked_snapshot(tmp_path / "v1")
     t0 = time.perf_counter()
     report = _build(v1, tmp_path / "with", reuse=True, worker=True)
     assert report.built[-1] == "graph" and "graph_worker" not in report.seconds
@@ -255,13 +258,15 @@ def _gone(pid: int, seconds: float) -> bool:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGINT"])
-def test_a_killed_or_interrupted_parent_leaves_no_child(tmp_path: Path, how: str) -> None:
+def test_a_killed_or_interrupted_parent_leaves_no_child(
+    tmp_path: Path, how: str, linked_snapshot: Callable[..., Path]
+) -> None:
     """SIGKILL of the parent (or the OOM killer) takes the child with it; Ctrl-C to the process group gives the
     parent's one line, no traceback from the child, and no child left."""
     import signal
     import subprocess
 
-    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    v1 = linked_snapshot(tmp_path / "v1")
     proc = subprocess.Popen(
         [sys.executable, "-c", SLOW_CHILD, str(v1), str(tmp_path / "store")],
         stdout=subprocess.PIPE,

@@ -18,17 +18,6 @@ from swe_explore.indexes.graph_build import chunk_names
 from swe_explore.indexes.reuse import _decode_file_names, _encode_file_names
 from swe_explore.retrievers.registry import make_retriever
 
-A_V1 = "def alpha(x):\n    return x + 1\n\n\ndef beta(y):\n    return y.real * 2\n"
-
-
-def _write_snapshot(root: Path, a_text: str) -> Path:
-    """Three files: pkg/a.py (alpha, beta), pkg/b.py (gamma calls alpha), README.md (one window)."""
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "a.py").write_text(a_text)
-    (root / "pkg" / "b.py").write_text("from pkg.a import alpha\n\n\ndef gamma():\n    return alpha(2)\n")
-    (root / "README.md").write_text("# Demo\n\nAlpha and beta.\n")
-    return root
-
 
 def _build(snapshot: Path, store: Path, reuse: bool, rebuild: bool = False) -> BuildReport:
     retrievers = [make_retriever("bm25"), make_retriever("tfidf")]
@@ -59,12 +48,14 @@ def test_graph_name_pieces_round_trip_and_malformed_ones_are_refused() -> None:
 
 
 def test_graph_pieces_reused_give_the_cold_graph(
-    tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]]
+    tmp_path: Path,
+    store_tree: Callable[[Path], dict[str, bytes]],
+    linked_snapshot: Callable[..., Path],
 ) -> None:
     """v2 changes beta's body: of its 3 files (README.md, pkg/a.py, pkg/b.py) only a.py's piece is computed
     again, and v2's store files (graph included) equal a build without reuse."""
-    v1 = _write_snapshot(tmp_path / "v1", A_V1)
-    v2 = _write_snapshot(tmp_path / "v2", A_V1.replace("y.real * 2", "y.imag * 3"))
+    v1 = linked_snapshot(tmp_path / "v1")
+    v2 = linked_snapshot(tmp_path / "v2", edited=True)
     store, plain = tmp_path / "store", tmp_path / "plain"
     first = _build(v1, store, reuse=True)
     assert first.built == ["chunks", "bm25", "tfidf", "graph"]
@@ -79,11 +70,13 @@ def test_graph_pieces_reused_give_the_cold_graph(
 
 
 def test_graph_pieces_are_not_shared_between_chunkings(
-    tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]]
+    tmp_path: Path,
+    store_tree: Callable[[Path], dict[str, bytes]],
+    linked_snapshot: Callable[..., Path],
 ) -> None:
     """The same files cut by another chunker config (``max_lines=2``: a.py's functions in one-line and two-line
     pieces) look up none of the first chunking's graph pieces, and its graph equals a build without reuse."""
-    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    v1 = linked_snapshot(tmp_path / "v1")
     store, plain = tmp_path / "store", tmp_path / "plain"
     bm25 = [make_retriever("bm25")]
     ensure_index(v1, store, make_chunker("function"), bm25, reuse=True, graph=True)
@@ -96,11 +89,13 @@ def test_graph_pieces_are_not_shared_between_chunkings(
 
 
 def test_a_snapshot_of_stored_content_is_copied_byte_identical(
-    tmp_path: Path, store_tree: Callable[[Path], dict[str, bytes]]
+    tmp_path: Path,
+    store_tree: Callable[[Path], dict[str, bytes]],
+    linked_snapshot: Callable[..., Path],
 ) -> None:
     """A copy of v1 under another name is assembled from v1's stored index: no file is chunked, no chunk
     tokenized, no graph built (no piece looked up), and its files equal a cold build's; its manifest names it."""
-    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    v1 = linked_snapshot(tmp_path / "v1")
     twin = tmp_path / "twin"
     shutil.copytree(v1, twin)
     store, plain = tmp_path / "store", tmp_path / "plain"
@@ -116,11 +111,14 @@ def test_a_snapshot_of_stored_content_is_copied_byte_identical(
 
 
 def test_a_damaged_or_other_code_twin_is_not_copied(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_tree: Callable[[Path], dict[str, bytes]]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    store_tree: Callable[[Path], dict[str, bytes]],
+    linked_snapshot: Callable[..., Path],
 ) -> None:
     """A twin whose BM25 file was edited gives its table and TF-IDF but BM25 is built (its term counts looked
     up); under another code version (software fingerprint) nothing is copied; the files equal a cold build's."""
-    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    v1 = linked_snapshot(tmp_path / "v1")
     for name in ("t1", "t2"):
         shutil.copytree(v1, tmp_path / name)
     store, plain = tmp_path / "store", tmp_path / "plain"
@@ -141,13 +139,17 @@ def test_a_damaged_or_other_code_twin_is_not_copied(
 
 @pytest.mark.parametrize("step", ["chunks", "graph"])
 def test_a_twin_removed_while_it_is_copied_is_built_instead(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str, store_tree: Callable[[Path], dict[str, bytes]]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    step: str,
+    store_tree: Callable[[Path], dict[str, bytes]],
+    linked_snapshot: Callable[..., Path],
 ) -> None:
     """``store gc`` may remove the twin's entry (its folder is gone) while a copy of it is being read: the copy
     falls back to a build, with the files of a cold build, instead of failing with FileNotFoundError."""
     from swe_explore.indexes import graph_store, twin
 
-    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    v1 = linked_snapshot(tmp_path / "v1")
     shutil.copytree(v1, tmp_path / "copy")
     store, plain = tmp_path / "store", tmp_path / "plain"
     _build(v1, store, reuse=True)
