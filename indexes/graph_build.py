@@ -58,7 +58,7 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
@@ -69,7 +69,7 @@ from swe_explore.chunking.treesitter import DEFINITION_KINDS
 from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.indexes.collector import paused_gc
 from swe_explore.indexes.graph import IDENTIFIER, Csr, SymbolGraph, chunks_fingerprint, name_of
-from swe_explore.indexes.graph_imports import ImportResolver
+from swe_explore.indexes.graph_imports import ImportResolver, ImportSpecs
 
 __all__ = [
     "MAX_DEFINITION_SITES",
@@ -290,14 +290,20 @@ def _containment_pairs(sites: _Sites, chunk_file: Sequence[int], paths: Sequence
     return con_src, con_dst
 
 
-def _imported_files(files: Sequence[SourceFile], file_id: dict[str, int]) -> list[set[int]]:
+def _imported_files(
+    files: Sequence[SourceFile], file_id: dict[str, int], imports: Mapping[str, ImportSpecs] | None
+) -> list[set[int]]:
     """By file id: the ids of the other files it imports (found by
-    :class:`~swe_explore.indexes.graph_imports.ImportResolver`)."""
+    :class:`~swe_explore.indexes.graph_imports.ImportResolver`; a file's import statements taken from ``imports``
+    when there, else read from its text)."""
     resolver = ImportResolver(files)
     imported: list[set[int]] = [set() for _ in file_id]
+    known = imports or {}
     for f in files:
         fid = file_id[f.path]
-        imported[fid].update(file_id[t] for t in resolver.targets(f) if t != f.path and t in file_id)
+        specs = known.get(f.path)
+        targets = resolver.targets(f) if specs is None else resolver.resolve(f.path, f.language, specs)
+        imported[fid].update(file_id[t] for t in targets if t != f.path and t in file_id)
     return imported
 
 
@@ -423,6 +429,7 @@ def build_graph(
     chunks: Sequence[Chunk],
     max_definition_sites: int = MAX_DEFINITION_SITES,
     names: Sequence[ChunkNames] | None = None,
+    imports: Mapping[str, ImportSpecs] | None = None,
 ) -> SymbolGraph:
     """Build the symbol graph of one snapshot.
 
@@ -433,6 +440,8 @@ def build_graph(
     :param max_definition_sites: names with more definition sites are not linked by ``references``.
     :param names: each chunk's :func:`chunk_names`, if known (taken from the cache by
         :func:`indexes.reuse.graph_names_reusing`); computed here when ``None``. The graph is the same either way.
+    :param imports: path -> the file's :func:`~indexes.graph_imports.extract_imports`, for the files whose import
+        statements are known (from the cache); the others' are read from their text. The same graph either way.
     :return: the graph (edges as described in the module docstring).
     :raises ValueError: if ``max_definition_sites < 1``, or ``names`` is not one entry per chunk.
     """
@@ -441,7 +450,7 @@ def build_graph(
     if names is not None and len(names) != len(chunks):
         raise ValueError(f"names holds {len(names)} entries for {len(chunks)} chunks")
     with paused_gc():
-        return _build_graph(files, chunks, max_definition_sites, names)
+        return _build_graph(files, chunks, max_definition_sites, names, imports)
 
 
 def _build_graph(
@@ -449,6 +458,7 @@ def _build_graph(
     chunks: Sequence[Chunk],
     max_definition_sites: int,
     names: Sequence[ChunkNames] | None,
+    imports: Mapping[str, ImportSpecs] | None,
 ) -> SymbolGraph:
     # build_graph after its argument checks
     paths = sorted({f.path for f in files} | {c.path for c in chunks})
@@ -459,7 +469,7 @@ def _build_graph(
 
     sites = _definition_sites(chunks, chunk_file)
     con_src, con_dst = _containment_pairs(sites, chunk_file, paths)
-    imported = _imported_files(files, file_id)
+    imported = _imported_files(files, file_id, imports)
     imp_src = [n_chunks + fid for fid, targets in enumerate(imported) for _ in targets]
     imp_dst = [n_chunks + t for targets in imported for t in targets]
     visible = _visible_files(files, paths, file_id, imported)

@@ -49,7 +49,7 @@ from collections.abc import Iterator, Sequence
 from swe_explore.chunking.languages import TEXT
 from swe_explore.chunking.types import SourceFile
 
-__all__ = ["ImportResolver", "import_targets"]
+__all__ = ["ImportResolver", "ImportSpecs", "extract_imports", "import_targets"]
 
 _PY_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
 _PY_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w. \t,]+)", re.MULTILINE)
@@ -123,6 +123,90 @@ def _expand_braces(path: str) -> list[str]:
     for item in _split_top(inner):
         out.extend(prefix + expanded for expanded in _expand_braces(item))
     return out
+
+
+#: A file's import statements as read from its text alone (:func:`extract_imports`): one tuple of strings per
+#: imported name, whose layout depends on the language (``("import", "a.b")`` and ``("from", dots, module,
+#: *names)`` for Python, ``(spec,)`` for Go and JavaScript/TypeScript, ``("use" | "mod", item)`` for Rust,
+#: ``(static, dotted)`` for Java, ``("use", item)`` and ``("require", __DIR__ prefix, literal)`` for PHP, ``(kind,
+#: spec)`` for Ruby, ``(quote, spec)`` for C/C++). Resolving them against a snapshot's paths is
+#: :meth:`ImportResolver.resolve`; the split lets :mod:`indexes.reuse` keep the text-reading half per file content.
+ImportSpecs = tuple[tuple[str, ...], ...]
+
+
+def _python_specs(text: str) -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = []
+    for match in _line_matches(text, ("import",), _PY_IMPORT):
+        for item in match.group(1).split(","):
+            words = item.split()
+            if words:
+                out.append(("import", words[0]))
+    for match in _line_matches(text, ("import",), _PY_FROM):
+        dots, module, names_text = match.group(1), match.group(2), match.group(3)
+        names = [n.split()[0] for n in names_text.strip("()").replace("\\", " ").split(",") if n.split()]
+        out.append(("from", dots, module, *(n for n in names if n.isidentifier())))
+    return out
+
+
+def _go_specs(text: str) -> list[tuple[str, ...]]:
+    specs = [m.group(1) for m in _line_matches(text, ("import",), _GO_IMPORT_ONE)]
+    for block in _line_matches(text, ("import",), _GO_IMPORT_BLOCK):
+        specs += _GO_QUOTED.findall(block.group(1))
+    return [(spec,) for spec in specs]
+
+
+def _script_specs(text: str) -> list[tuple[str, ...]]:
+    return [(match.group(2),) for match in _JS_SPEC.finditer(text)]
+
+
+def _rust_specs(text: str) -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = [
+        ("use", item) for m in _line_matches(text, ("use",), _RUST_USE) for item in _expand_braces(m.group(1))
+    ]
+    return out + [("mod", m.group(1)) for m in _line_matches(text, ("mod",), _RUST_MOD)]
+
+
+def _java_specs(text: str) -> list[tuple[str, ...]]:
+    return [(m.group(1) or "", m.group(2)) for m in _line_matches(text, ("import",), _JAVA_IMPORT)]
+
+
+def _php_specs(text: str) -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = [
+        ("use", item) for m in _line_matches(text, ("use",), _PHP_USE) for item in _expand_braces(m.group(1))
+    ]
+    return out + [("require", m.group(1) or "", m.group(2)) for m in _PHP_REQUIRE.finditer(text)]
+
+
+def _ruby_specs(text: str) -> list[tuple[str, ...]]:
+    return [(m.group(1), m.group(2)) for m in _line_matches(text, ("require",), _RUBY_REQUIRE)]
+
+
+def _c_specs(text: str) -> list[tuple[str, ...]]:
+    return [(m.group(1), m.group(2).strip()) for m in _line_matches(text, ("include",), _C_INCLUDE)]
+
+
+_SPEC_READERS = {
+    "python": _python_specs,
+    "go": _go_specs,
+    "script": _script_specs,
+    "rust": _rust_specs,
+    "java": _java_specs,
+    "php": _php_specs,
+    "ruby": _ruby_specs,
+    "c": _c_specs,
+}
+
+
+def extract_imports(source: SourceFile) -> ImportSpecs:
+    """The import statements of one file (:data:`ImportSpecs`), from its language and text only.
+
+    :param source: the walked file.
+    :return: its import specs; empty for a language without imports here (``text``, Markdown, ...).
+    """
+    kind = _IMPORT_LANGUAGES.get(source.language)
+    if kind is None or source.language == TEXT:
+        return ()
+    return tuple(_SPEC_READERS[kind](source.text))
 
 
 class ImportResolver:
@@ -216,12 +300,20 @@ class ImportResolver:
 
     def targets(self, source: SourceFile) -> set[str]:
         """The snapshot paths one file imports (see the module docstring for the rules per language)."""
-        lang = source.language
-        if lang == TEXT or lang not in _IMPORT_LANGUAGES:
+        return self.resolve(source.path, source.language, extract_imports(source))
+
+    def resolve(self, path: str, language: str, specs: ImportSpecs) -> set[str]:
+        """The snapshot paths a file's import statements name.
+
+        :param path: the importing file's snapshot path.
+        :param language: its language.
+        :param specs: its :func:`extract_imports` (read from its text alone, so cacheable per file content).
+        :return: the imported snapshot paths (the file itself may be among them).
+        """
+        if not specs or language not in _IMPORT_LANGUAGES:
             return set()
-        text = source.text
-        method = getattr(self, f"_{_IMPORT_LANGUAGES[lang]}")
-        return set(method(source.path, text))
+        method = getattr(self, f"_{_IMPORT_LANGUAGES[language]}")
+        return set(method(path, specs))
 
     def _python_relative(self, parts: Sequence[str]) -> list[str]:
         """The module file of a path relative to the snapshot root (``a/b.py``, ``a/b/__init__.py``, ``.pyi``)."""
@@ -259,18 +351,14 @@ class ImportResolver:
                 out.append(path)
         return self._closest(out, posixpath.join(importer_dir, "_"))  # _closest reads the importer's directory only
 
-    def _python(self, path: str, text: str) -> list[str]:
+    def _python(self, path: str, specs: ImportSpecs) -> list[str]:
         out: list[str] = []
         package = posixpath.dirname(path).split("/") if posixpath.dirname(path) else []
-        for match in _line_matches(text, ("import",), _PY_IMPORT):
-            for item in match.group(1).split(","):
-                words = item.split()
-                if words:
-                    out += self._python_absolute(words[0], path)
-        for match in _line_matches(text, ("import",), _PY_FROM):
-            dots, module, names_text = match.group(1), match.group(2), match.group(3)
-            names = [n.split()[0] for n in names_text.strip("()").replace("\\", " ").split(",") if n.split()]
-            names = [n for n in names if n.isidentifier()]
+        for spec in specs:
+            if spec[0] == "import":
+                out += self._python_absolute(spec[1], path)
+                continue
+            dots, module, names = spec[1], spec[2], spec[3:]
             if dots:
                 up = len(dots) - 1
                 if up > len(package):
@@ -279,19 +367,16 @@ class ImportResolver:
                 if base:
                     out += self._python_relative(base)
                 for name in names:
-                    out += self._python_relative(base + [name])
+                    out += self._python_relative([*base, name])
             elif module:
                 out += self._python_absolute(module, path)
                 for name in names:
                     out += self._python_absolute(f"{module}.{name}", path)
         return out
 
-    def _go(self, path: str, text: str) -> list[str]:
-        specs = [m.group(1) for m in _line_matches(text, ("import",), _GO_IMPORT_ONE)]
-        for block in _line_matches(text, ("import",), _GO_IMPORT_BLOCK):
-            specs += _GO_QUOTED.findall(block.group(1))
+    def _go(self, path: str, specs: ImportSpecs) -> list[str]:
         out: list[str] = []
-        for spec in specs:
+        for (spec,) in specs:
             directories = self._go_dirs(spec, path)
             for directory in directories:
                 out += [
@@ -323,11 +408,11 @@ class ImportResolver:
                 return self._closest(found, importer, directories=True)
         return []
 
-    def _script(self, path: str, text: str) -> list[str]:
+    def _script(self, path: str, specs: ImportSpecs) -> list[str]:
         out: list[str] = []
         base = posixpath.dirname(path)
-        for match in _JS_SPEC.finditer(text):
-            target = posixpath.normpath(posixpath.join(base, match.group(2)))
+        for (spec,) in specs:
+            target = posixpath.normpath(posixpath.join(base, spec))
             if target.startswith(".."):
                 continue
             stem = target.rsplit(".", 1)[0] if posixpath.splitext(target)[1] in _JS_EXTENSIONS else target
@@ -355,7 +440,7 @@ class ImportResolver:
                     return candidate
         return None
 
-    def _rust(self, path: str, text: str) -> list[str]:
+    def _rust(self, path: str, specs: ImportSpecs) -> list[str]:
         out: list[str] = []
         module_dir = self._rust_module_dir(path)
         root = None
@@ -367,41 +452,41 @@ class ImportResolver:
             if not directory:
                 break
             directory = posixpath.dirname(directory)
-        for match in _line_matches(text, ("use",), _RUST_USE):
-            for item in _expand_braces(match.group(1)):
-                parts = [p for p in item.split("::") if p and p != "*"]
-                if not parts:
-                    continue
-                if parts[0] == "crate":
-                    base, parts = root, parts[1:]
-                elif parts[0] == "self":
-                    base, parts = module_dir, parts[1:]
-                elif parts[0] == "super":
-                    base = module_dir
-                    while parts and parts[0] == "super":
-                        base, parts = posixpath.dirname(base), parts[1:]
-                else:
-                    base = root
-                if base is None or not parts:
-                    continue
-                found = self._rust_file(base, parts)
+        for kind, item in specs:
+            if kind == "mod":
+                found = self._rust_file(module_dir, [item])
                 if found:
                     out.append(found)
-        for match in _line_matches(text, ("mod",), _RUST_MOD):
-            found = self._rust_file(module_dir, [match.group(1)])
+                continue
+            parts = [p for p in item.split("::") if p and p != "*"]
+            if not parts:
+                continue
+            if parts[0] == "crate":
+                base, parts = root, parts[1:]
+            elif parts[0] == "self":
+                base, parts = module_dir, parts[1:]
+            elif parts[0] == "super":
+                base = module_dir
+                while parts and parts[0] == "super":
+                    base, parts = posixpath.dirname(base), parts[1:]
+            else:
+                base = root
+            if base is None or not parts:
+                continue
+            found = self._rust_file(base, parts)
             if found:
                 out.append(found)
         return out
 
-    def _java(self, path: str, text: str) -> list[str]:
+    def _java(self, path: str, specs: ImportSpecs) -> list[str]:
         out: list[str] = []
-        for match in _line_matches(text, ("import",), _JAVA_IMPORT):
-            parts = match.group(2).split(".")
+        for static, dotted in specs:
+            parts = dotted.split(".")
             if parts[-1] == "*":
                 for directory in self._suffix_dirs(parts[:-1], path):
                     out += [p for p in self.dir_files[directory] if p.endswith(".java")]
                 continue
-            if match.group(1):  # import static a.b.C.m -> a/b/C.java
+            if static:  # import static a.b.C.m -> a/b/C.java
                 parts = parts[:-1]
             if parts:
                 out += self._suffix("/".join(parts) + ".java", path)
@@ -412,30 +497,30 @@ class ImportResolver:
         found = sorted(d for d in self.dir_files if d == suffix or d.endswith("/" + suffix))
         return self._closest(found, importer, directories=True)
 
-    def _php(self, path: str, text: str) -> list[str]:
+    def _php(self, path: str, specs: ImportSpecs) -> list[str]:
         out: list[str] = []
-        for match in _line_matches(text, ("use",), _PHP_USE):
-            for item in _expand_braces(match.group(1)):
-                parts = [p for p in item.strip("\\").split("\\") if p]
+        base = posixpath.dirname(path)
+        for spec in specs:
+            if spec[0] == "use":
+                parts = [p for p in spec[1].strip("\\").split("\\") if p]
                 if parts:
                     out += self._longest_suffix(parts, ".php", path)
-        base = posixpath.dirname(path)
-        for match in _PHP_REQUIRE.finditer(text):
-            target = posixpath.normpath(posixpath.join(base, match.group(2).lstrip("/")))
+                continue
+            relative_to_dir, literal = spec[1], spec[2]
+            target = posixpath.normpath(posixpath.join(base, literal.lstrip("/")))
             if target in self.path_set:
                 out.append(target)
-            elif not match.group(1):
-                parts = [p for p in match.group(2).split("/") if p not in ("", ".", "..")]
+            elif not relative_to_dir:
+                parts = [p for p in literal.split("/") if p not in ("", ".", "..")]
                 out += self._longest_suffix(parts[:-1] + [parts[-1][:-4]], ".php", path) if parts else []
         return out
 
-    def _ruby(self, path: str, text: str) -> list[str]:
+    def _ruby(self, path: str, specs: ImportSpecs) -> list[str]:
         out: list[str] = []
         base = posixpath.dirname(path)
-        for match in _line_matches(text, ("require",), _RUBY_REQUIRE):
-            spec = match.group(2)
+        for kind, spec in specs:
             spec = spec if spec.endswith(".rb") else spec + ".rb"
-            if match.group(1) == "require_relative":
+            if kind == "require_relative":
                 target = posixpath.normpath(posixpath.join(base, spec))
                 if target in self.path_set:
                     out.append(target)
@@ -448,11 +533,10 @@ class ImportResolver:
             out += self._closest(candidates, path)
         return out
 
-    def _c(self, path: str, text: str) -> list[str]:
+    def _c(self, path: str, specs: ImportSpecs) -> list[str]:
         out: list[str] = []
         base = posixpath.dirname(path)
-        for match in _line_matches(text, ("include",), _C_INCLUDE):
-            quote, spec = match.group(1), match.group(2).strip()
+        for quote, spec in specs:
             if quote == '"':
                 target = posixpath.normpath(posixpath.join(base, spec))
                 if target in self.path_set:

@@ -27,6 +27,7 @@ from swe_explore.indexes.build import building_lock, chunk_dir_for, chunks_with_
 from swe_explore.indexes.files import MANIFEST, CorruptIndexError, read_json
 from swe_explore.indexes.graph import GRAPH_JSON, CorruptGraphError, SymbolGraph
 from swe_explore.indexes.graph_build import ChunkNames, build_graph
+from swe_explore.indexes.graph_imports import ImportSpecs
 from swe_explore.indexes.store import ChunkTable, ReadOnlyStoreError, atomic_directory
 
 if TYPE_CHECKING:
@@ -122,7 +123,11 @@ def _ensure_graph(
 
 
 def write_graph(
-    directory: Path, files: Sequence[SourceFile], chunks: Sequence[Chunk], names: Sequence[ChunkNames] | None = None
+    directory: Path,
+    files: Sequence[SourceFile],
+    chunks: Sequence[Chunk],
+    names: Sequence[ChunkNames] | None = None,
+    imports: Mapping[str, ImportSpecs] | None = None,
 ) -> None:
     """Build the graph of the files and chunks (:func:`~indexes.graph_build.build_graph`) and write it to its
     directory atomically; the caller holds the index's lock.
@@ -131,10 +136,12 @@ def write_graph(
     :param files: the snapshot's walked files.
     :param chunks: the chunk table's chunks, with text.
     :param names: each chunk's :func:`~indexes.graph_build.chunk_names`, if known.
+    :param imports: path -> import specs of the files whose imports are known
+        (:func:`~indexes.graph_build.build_graph`).
     """
     from swe_explore.indexes.store import atomic_directory
 
-    graph = build_graph(files, chunks, names=names)
+    graph = build_graph(files, chunks, names=names, imports=imports)
     with atomic_directory(directory) as tmp:
         graph.save(tmp)
 
@@ -259,12 +266,12 @@ def ensure_graph_in_run(
         return
     files, _, _ = run.walk()
     chunks = fresh if fresh is not None else chunks_with_text(table, files)
-    names = None
+    names = imports = None
     if run.cache is not None:
         from swe_explore.indexes.reuse import graph_names_reusing
 
-        names = graph_names_reusing(chunks, run.cache, run.digests(), chunker_config)
-    write_graph(gdir, files, chunks, names)
+        names, imports = graph_names_reusing(chunks, run.cache, run.digests(), chunker_config, files)
+    write_graph(gdir, files, chunks, names, imports)
     run.report.built.append("graph")
     run.report.seconds["graph"] = time.perf_counter() - t0
 
@@ -423,13 +430,16 @@ class GraphWorker:
             self.run.report.seconds["graph_worker"] = child_seconds
             self.run.report.seconds["graph_worker_cpu"] = child_cpu
         else:  # the child failed: what it would have done, here
-            names = None
+            names = imports = None
+            files = self.run.walk()[0]
             if self.lookup is not None:
                 from swe_explore.indexes.reuse import graph_names_compute
 
-                names, computed = graph_names_compute(self.chunks, self.lookup.stored, self.run.digests())
+                names, imports, computed = graph_names_compute(
+                    self.chunks, self.lookup.stored, self.run.digests(), files
+                )
                 self.lookup.store(computed)
-            write_graph(gdir, self.run.walk()[0], self.chunks, names)
+            write_graph(gdir, files, self.chunks, names, imports)
         self.run.report.built.append("graph")
         self.run.report.seconds["graph"] = self.seconds + time.perf_counter() - t0
 
@@ -464,12 +474,13 @@ def _graph_child(
     receiver.close()
     try:
         names: list[ChunkNames] | None = None
+        imports: dict[str, ImportSpecs] | None = None
         computed: list[tuple[str, bytes, bool]] = []
         if stored is not None:
             from swe_explore.indexes.reuse import graph_names_compute
 
-            names, computed = graph_names_compute(chunks, stored, digests)
-        graph = build_graph(files, chunks, names=names)
+            names, imports, computed = graph_names_compute(chunks, stored, digests, files)
+        graph = build_graph(files, chunks, names=names, imports=imports)
         sender.send(("ok", graph, computed, time.perf_counter() - t0, time.process_time() - c0))
     except Exception as exc:  # the parent builds the graph itself
         with contextlib.suppress(OSError):

@@ -1,6 +1,6 @@
 """Assembling a snapshot's index from pieces stored in the content-addressed cache (:mod:`indexes.cache`).
 
-Three kinds of pieces are reused:
+Four kinds of pieces are reused:
 
 - ``chunks``, per file, keyed by the file's :func:`~indexes.cache.file_digest` (path, language, size, lines)
   under the chunker config (:class:`CachingChunker`): the file's chunks (line ranges, kinds, symbols,
@@ -12,6 +12,10 @@ Three kinds of pieces are reused:
   and fields; model fingerprint, ``max_length`` and fields). A file that changed keeps most of its functions,
   so per-chunk keys reuse them: of the chunks of the files that changed between astropy__astropy-12907 and
   -13033, 88% had been seen before.
+- ``graph_names``, per file, keyed by the file digest under the chunker config and the graph code: the symbol
+  graph's per-file piece (:func:`graph_names_reusing`), each chunk's identifiers and member names and the file's
+  import statements as read from its text (:func:`~indexes.graph_imports.extract_imports`). What they link to
+  (definition sites, imported files) depends on the whole snapshot and is resolved per snapshot.
 
 Why the assembled index is byte-identical to one built without the cache: both features are computed chunk by
 chunk. A chunk's term counts are its own tokens counted; the snapshot's :class:`~retrievers.features.TermCounts`
@@ -44,6 +48,7 @@ from swe_explore.chunking.window import FileReport
 from swe_explore.indexes.cache import CacheNamespace, ContentCache, file_digest
 from swe_explore.indexes.collector import paused_gc
 from swe_explore.indexes.graph_build import ChunkNames, chunk_names
+from swe_explore.indexes.graph_imports import ImportSpecs, extract_imports
 from swe_explore.retrievers.base import FeatureSpec, Retriever
 from swe_explore.retrievers.features import TermCounts, build_retrievers
 
@@ -383,16 +388,18 @@ def build_retrievers_reusing(
 
 
 def _graph_code_fingerprint() -> str:
-    """SHA-256 of the source of the modules that decide :func:`~indexes.graph_build.chunk_names` (``graph.py``,
-    ``graph_build.py``): a change to them never reuses an old piece (:func:`~indexes.cache.software_fingerprint`
+    """SHA-256 of the source of the modules that decide :func:`~indexes.graph_build.chunk_names` and
+    :func:`~indexes.graph_imports.extract_imports` (``graph.py``, ``graph_build.py``, ``graph_imports.py``): a
+    change to them never reuses an old piece (:func:`~indexes.cache.software_fingerprint`
     covers ``chunking`` and ``retrievers`` only)."""
     from pathlib import Path
 
     import swe_explore.indexes.graph as graph_module
     import swe_explore.indexes.graph_build as build_module
+    import swe_explore.indexes.graph_imports as imports_module
 
     h = hashlib.sha256()
-    for module in (graph_module, build_module):
+    for module in (graph_module, build_module, imports_module):
         h.update(Path(str(module.__file__)).read_bytes())
     return h.hexdigest()
 
@@ -437,16 +444,43 @@ def _decode_file_names(payload: bytes, n_chunks: int) -> list[ChunkNames] | None
     return out
 
 
+def _encode_piece(names: Sequence[ChunkNames], specs: ImportSpecs) -> bytes:
+    """A file's graph piece: its chunks' names (:func:`_encode_file_names`), the byte 0x02, then its import specs
+    (:func:`~indexes.graph_imports.extract_imports`) as ASCII JSON (which escapes every control character, so the
+    first 0x02 is the separator)."""
+    return _encode_file_names(names) + b"\x02" + json.dumps(specs, separators=(",", ":")).encode("ascii")
+
+
+def _decode_piece(payload: bytes, n_chunks: int) -> tuple[list[ChunkNames], ImportSpecs] | None:
+    """A file's graph piece decoded (:func:`_encode_piece`), or ``None`` if any part is malformed."""
+    head, sep, tail = payload.partition(b"\x02")
+    names = _decode_file_names(head, n_chunks) if sep else None
+    if names is None:
+        return None
+    try:
+        specs = json.loads(tail)
+    except ValueError:
+        return None
+    if not isinstance(specs, list) or not all(
+        isinstance(spec, list) and spec and all(isinstance(part, str) for part in spec) for spec in specs
+    ):
+        return None
+    return names, tuple(tuple(spec) for spec in specs)
+
+
 def graph_names_reusing(
     chunks: Sequence[Chunk],
     cache: ContentCache,
     digests: Mapping[str, str],
     chunker_config: Mapping[str, Any],
-) -> list[ChunkNames]:
-    """Every chunk's :func:`~indexes.graph_build.chunk_names`, taken from the cache where stored and computed and
-    stored for the rest; equal to computing them all.
+    files: Sequence[SourceFile],
+) -> tuple[list[ChunkNames], dict[str, ImportSpecs]]:
+    """Every chunk's :func:`~indexes.graph_build.chunk_names` and every chunked file's
+    :func:`~indexes.graph_imports.extract_imports`, taken from the cache where stored and computed and stored for
+    the rest; equal to computing them all.
 
-    The cache holds one **graph piece per file** (the names of its chunks, in order), keyed by the file's
+    The cache holds one **graph piece per file** (the names of its chunks, in order, and its import statements
+    as read from its text; resolving them against the snapshot's paths stays per snapshot), keyed by the file's
     :func:`~indexes.cache.file_digest` (the key of its cached chunks): a file seen before, in any snapshot, has
     the same chunks and so the same names. One lookup and one entry per file, not per chunk: astropy's 26,877
     chunks are 1,552 files. The three steps (:func:`graph_names_lookup`, :func:`graph_names_compute`,
@@ -459,12 +493,14 @@ def graph_names_reusing(
         computed, not looked up.
     :param chunker_config: the config of the chunker that cut the chunks (part of the pieces' namespace, as for
         cached chunks: another chunking of the same file has other chunks).
-    :return: one ``(identifiers, member names)`` pair per chunk.
+    :param files: the walked files (their text gives the import statements of the files computed).
+    :return: ``(names, imports)``: one ``(identifiers, member names)`` pair per chunk, and path -> import specs
+        for every file that has chunks.
     """
     lookup = graph_names_lookup(chunks, cache, digests, chunker_config)
-    names, computed = graph_names_compute(chunks, lookup.stored, digests)
+    names, imports, computed = graph_names_compute(chunks, lookup.stored, digests, files)
     lookup.store(computed)
-    return names
+    return names, imports
 
 
 @dataclass
@@ -501,43 +537,58 @@ def graph_names_lookup(
     :param chunker_config: the chunker's config.
     :return: the namespace and the pieces found.
     """
-    config = {"graph_code": _graph_code_fingerprint(), "piece": "file", "chunker": dict(chunker_config)}
+    config = {"graph_code": _graph_code_fingerprint(), "piece": "file+imports", "chunker": dict(chunker_config)}
     namespace = cache.namespace("graph_names", config)
     keyed = list(dict.fromkeys(c.path for c in chunks if c.path in digests))
     return GraphNamesLookup(namespace, dict(zip(keyed, namespace.get_many([digests[p] for p in keyed]), strict=True)))
 
 
 def graph_names_compute(
-    chunks: Sequence[Chunk], stored: Mapping[str, bytes | None], digests: Mapping[str, str]
-) -> tuple[list[ChunkNames], list[tuple[str, bytes, bool]]]:
-    """Every chunk's names from the stored pieces, computed for the files without a valid one (the middle step of
-    :func:`graph_names_reusing`; reads and writes no cache, so it can run in another process).
+    chunks: Sequence[Chunk],
+    stored: Mapping[str, bytes | None],
+    digests: Mapping[str, str],
+    files: Sequence[SourceFile],
+) -> tuple[list[ChunkNames], dict[str, ImportSpecs], list[tuple[str, bytes, bool]]]:
+    """Every chunk's names and every chunked file's import specs from the stored pieces, computed for the files
+    without a valid one (the middle step of :func:`graph_names_reusing`; reads and writes no cache, so it can run
+    in another process).
 
     :param chunks: the snapshot's chunks, with text, in index order.
     :param stored: :attr:`GraphNamesLookup.stored`.
     :param digests: path -> file digest; a file without one is computed and not stored.
-    :return: ``(names, computed)``: one names pair per chunk, and per file computed that has a digest
-        ``(digest, its piece, whether a stored piece was malformed)``.
+    :param files: the walked files (the text of those computed is read for their imports).
+    :return: ``(names, imports, computed)``: one names pair per chunk, path -> import specs per file that has
+        chunks, and per file computed that has a digest ``(digest, its piece, whether a stored piece was
+        malformed)``.
     """
     with paused_gc():  # hundreds of thousands of frozensets that stay alive (indexes/collector.py)
-        return _graph_names(chunks, stored, digests)
+        return _graph_names(chunks, stored, digests, {f.path: f for f in files})
 
 
 def _graph_names(
-    chunks: Sequence[Chunk], stored: Mapping[str, bytes | None], digests: Mapping[str, str]
-) -> tuple[list[ChunkNames], list[tuple[str, bytes, bool]]]:
+    chunks: Sequence[Chunk],
+    stored: Mapping[str, bytes | None],
+    digests: Mapping[str, str],
+    files: Mapping[str, SourceFile],
+) -> tuple[list[ChunkNames], dict[str, ImportSpecs], list[tuple[str, bytes, bool]]]:
     of_file: dict[str, list[int]] = {}
     for i, chunk in enumerate(chunks):
         of_file.setdefault(chunk.path, []).append(i)
     out: list[ChunkNames] = [(frozenset(), frozenset())] * len(chunks)  # every chunk is in one of of_file's lists
+    imports: dict[str, ImportSpecs] = {}
     computed: list[tuple[str, bytes, bool]] = []
     for path, ids in of_file.items():
         payload = stored.get(path)
-        names = _decode_file_names(payload, len(ids)) if payload is not None else None
-        if names is None:
+        piece = _decode_piece(payload, len(ids)) if payload is not None else None
+        if piece is not None:
+            names, imports[path] = piece
+        elif path in files:
             names = [chunk_names(chunks[i]) for i in ids]
+            imports[path] = extract_imports(files[path])
             if path in digests:
-                computed.append((digests[path], _encode_file_names(names), payload is not None))
+                computed.append((digests[path], _encode_piece(names, imports[path]), payload is not None))
+        else:  # chunks of a file not walked (not built so): names only, its imports are read by build_graph
+            names = [chunk_names(chunks[i]) for i in ids]
         for i, n in zip(ids, names, strict=True):
             out[i] = n
-    return out, computed
+    return out, imports, computed

@@ -11,11 +11,14 @@ from pathlib import Path
 import pytest
 
 from swe_explore.chunking.registry import make_chunker
-from swe_explore.chunking.types import Chunk
+from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.indexes import cache as cache_module
 from swe_explore.indexes.build import BuildReport, ensure_index
-from swe_explore.indexes.graph_build import chunk_names
-from swe_explore.indexes.reuse import _decode_file_names, _encode_file_names
+from swe_explore.indexes.graph import SymbolGraph
+from swe_explore.indexes.graph_build import ChunkNames, chunk_names
+from swe_explore.indexes.graph_imports import ImportResolver, extract_imports
+from swe_explore.indexes.graph_store import GRAPH_DIR
+from swe_explore.indexes.reuse import _decode_file_names, _decode_piece, _encode_file_names, _encode_piece
 from swe_explore.retrievers.registry import make_retriever
 
 
@@ -47,6 +50,47 @@ def test_graph_name_pieces_round_trip_and_malformed_ones_are_refused() -> None:
     assert _decode_file_names("\u00e9\xff".encode(), 1) is None  # not ASCII
 
 
+def _source(path: str, language: str, text: str) -> SourceFile:
+    return SourceFile(path, language, text.split("\n"), len(text.encode()))
+
+
+def test_import_specs_are_read_from_the_text_and_resolved_per_snapshot() -> None:
+    """A file's import statements depend on its text alone; what they name depends on the snapshot's paths."""
+    b = _source("pkg/b.py", "python", "import os, pkg.c as c\nfrom .a import beta, gamma\nfrom pkg import a\n")
+    assert extract_imports(b) == (
+        ("import", "os"),
+        ("import", "pkg.c"),
+        ("from", ".", "a", "beta", "gamma"),
+        ("from", "", "pkg", "a"),
+    )
+    assert extract_imports(_source("main.c", "c", '#include "util.h"\n#include <stdio.h>\n')) == (
+        ('"', "util.h"),
+        ("<", "stdio.h"),
+    )
+    assert extract_imports(_source("README.md", "text", "import os\n")) == ()
+    init = _source("pkg/__init__.py", "python", "")
+    with_a = ImportResolver([b, init, _source("pkg/a.py", "python", "beta = 1\n")])
+    expected = {"pkg/__init__.py", "pkg/a.py"}  # ``from pkg import a``: the package and its module a
+    assert with_a.targets(b) == with_a.resolve(b.path, b.language, extract_imports(b)) == expected
+    moved = ImportResolver([b, init, _source("pkg/a/__init__.py", "python", ""), _source("pkg/c.py", "python", "")])
+    assert moved.resolve(b.path, b.language, extract_imports(b)) == {"pkg/__init__.py", "pkg/a/__init__.py", "pkg/c.py"}
+
+
+def test_graph_pieces_with_imports_round_trip_and_malformed_ones_are_refused() -> None:
+    """A piece is the names, 0x02, then the import specs as ASCII JSON (control characters escaped)."""
+    names: list[ChunkNames] = [(frozenset({"alpha"}), frozenset())]
+    specs = (("from", "", "pkg", "a"), ("\x02odd\u00e9",))
+    piece = _encode_piece(names, specs)
+    assert piece == b'alpha\xff\x02[["from","","pkg","a"],["\\u0002odd\\u00e9"]]'
+    assert _decode_piece(piece, 1) == (names, specs)
+    assert _decode_piece(_encode_piece(names, ()), 1) == (names, ())
+    assert _decode_piece(_encode_file_names(names), 1) is None  # a piece without imports (an older kind)
+    assert _decode_piece(b"alpha\xff\x02[[", 1) is None  # not JSON
+    assert _decode_piece(b"alpha\xff\x02[[1]]", 1) is None  # a spec part that is no string
+    assert _decode_piece(b"alpha\xff\x02[[]]", 1) is None  # an empty spec
+    assert _decode_piece(piece, 2) is None  # another number of chunks
+
+
 def test_graph_pieces_reused_give_the_cold_graph(
     tmp_path: Path,
     store_tree: Callable[[Path], dict[str, bytes]],
@@ -66,6 +110,29 @@ def test_graph_pieces_reused_give_the_cold_graph(
     _build(v1, plain, reuse=False)
     _build(v2, plain, reuse=False)
     assert not (plain / "_cache").exists()
+    assert _index_files(store_tree(store)) == store_tree(plain)
+
+
+def test_reused_import_pieces_are_resolved_against_the_new_snapshot(
+    tmp_path: Path,
+    store_tree: Callable[[Path], dict[str, bytes]],
+    linked_snapshot: Callable[..., Path],
+) -> None:
+    """v3 moves pkg/a.py to pkg/a/__init__.py: pkg/b.py's piece is reused (``from pkg.a import alpha``) and its
+    import edge now goes to pkg/a/__init__.py, as in a build without reuse."""
+    v1 = linked_snapshot(tmp_path / "v1")
+    v3 = linked_snapshot(tmp_path / "v3")
+    (v3 / "pkg" / "a").mkdir()
+    (v3 / "pkg" / "a.py").rename(v3 / "pkg" / "a" / "__init__.py")
+    store, plain = tmp_path / "store", tmp_path / "plain"
+    _build(v1, store, reuse=True)
+    report = _build(v3, store, reuse=True)
+    assert (report.cache["graph_names"]["hits"], report.cache["graph_names"]["misses"]) == (2, 1)
+    graph = SymbolGraph.load(report.chunk_dir / GRAPH_DIR)
+    importer, imported = graph.file_node("pkg/b.py"), graph.file_node("pkg/a/__init__.py")
+    assert graph.edges["imports"].row(importer).tolist() == [imported]
+    _build(v1, plain, reuse=False)
+    _build(v3, plain, reuse=False)
     assert _index_files(store_tree(store)) == store_tree(plain)
 
 
