@@ -49,7 +49,7 @@ from collections.abc import Iterator, Sequence
 from swe_explore.chunking.languages import TEXT
 from swe_explore.chunking.types import SourceFile
 
-__all__ = ["ImportResolver", "ImportSpecs", "extract_imports", "import_targets"]
+__all__ = ["ImportResolver", "ImportSpecs", "extract_imports", "import_targets", "specs_fit"]
 
 _PY_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
 _PY_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w. \t,]+)", re.MULTILINE)
@@ -195,6 +195,43 @@ _SPEC_READERS = {
     "ruby": _ruby_specs,
     "c": _c_specs,
 }
+
+
+#: Per resolver kind, the first field and the field count an import spec may have (``None``: any first field;
+#: a count ``-3``: three or more), as :func:`extract_imports` makes them.
+_SPEC_SHAPES: dict[str, tuple[tuple[str | None, int], ...]] = {
+    "python": (("import", 2), ("from", -3)),
+    "go": ((None, 1),),
+    "script": ((None, 1),),
+    "rust": (("use", 2), ("mod", 2)),
+    "java": ((None, 2),),
+    "php": (("use", 2), ("require", 3)),
+    "ruby": ((None, 2),),
+    "c": ((None, 2),),
+}
+
+
+def specs_fit(language: str, specs: ImportSpecs) -> bool:
+    """Whether ``specs`` have the shape :func:`extract_imports` gives a file of ``language`` (a cached piece is
+    checked with it before :meth:`ImportResolver.resolve` reads it).
+
+    :param language: the file's language.
+    :param specs: import specs, e.g. decoded from the cache.
+    :return: every spec has a first field and field count of the language's kind; a language without imports
+        has none.
+    """
+    kind = None if language == TEXT else _IMPORT_LANGUAGES.get(language)
+    if kind is None:
+        return not specs
+    shapes = _SPEC_SHAPES[kind]
+    return all(any(_fits(spec, first, n) for first, n in shapes) for spec in specs)
+
+
+def _fits(spec: tuple[str, ...], first: str | None, n: int) -> bool:
+    """One spec against one shape of :data:`_SPEC_SHAPES`."""
+    if not spec or (first is not None and spec[0] != first):
+        return False
+    return len(spec) >= -n if n < 0 else len(spec) == n
 
 
 def extract_imports(source: SourceFile) -> ImportSpecs:

@@ -48,7 +48,7 @@ from swe_explore.chunking.window import FileReport
 from swe_explore.indexes.cache import CacheNamespace, ContentCache, file_digest
 from swe_explore.indexes.collector import paused_gc
 from swe_explore.indexes.graph_build import ChunkNames, chunk_names
-from swe_explore.indexes.graph_imports import ImportSpecs, extract_imports
+from swe_explore.indexes.graph_imports import ImportSpecs, extract_imports, specs_fit
 from swe_explore.retrievers.base import FeatureSpec, Retriever
 from swe_explore.retrievers.features import TermCounts, build_retrievers
 
@@ -580,6 +580,8 @@ def _graph_names(
     for path, ids in of_file.items():
         payload = stored.get(path)
         piece = _decode_piece(payload, len(ids)) if payload is not None else None
+        if piece is not None and path in files and not specs_fit(files[path].language, piece[1]):
+            piece = None  # imports of another shape than the file's language gives: computed again
         if piece is not None:
             names, imports[path] = piece
         elif path in files:

@@ -16,9 +16,15 @@ from swe_explore.indexes import cache as cache_module
 from swe_explore.indexes.build import BuildReport, ensure_index
 from swe_explore.indexes.graph import SymbolGraph
 from swe_explore.indexes.graph_build import ChunkNames, chunk_names
-from swe_explore.indexes.graph_imports import ImportResolver, extract_imports
+from swe_explore.indexes.graph_imports import ImportResolver, extract_imports, specs_fit
 from swe_explore.indexes.graph_store import GRAPH_DIR
-from swe_explore.indexes.reuse import _decode_file_names, _decode_piece, _encode_file_names, _encode_piece
+from swe_explore.indexes.reuse import (
+    _decode_file_names,
+    _decode_piece,
+    _encode_file_names,
+    _encode_piece,
+    graph_names_compute,
+)
 from swe_explore.retrievers.registry import make_retriever
 
 
@@ -89,6 +95,27 @@ def test_graph_pieces_with_imports_round_trip_and_malformed_ones_are_refused() -
     assert _decode_piece(b"alpha\xff\x02[[1]]", 1) is None  # a spec part that is no string
     assert _decode_piece(b"alpha\xff\x02[[]]", 1) is None  # an empty spec
     assert _decode_piece(piece, 2) is None  # another number of chunks
+
+
+def test_a_stored_piece_whose_imports_do_not_fit_the_language_is_computed_again() -> None:
+    """A piece that decodes but holds imports of another shape than its file's language gives (``("from",)`` for
+    Python; a checksummed cache never holds one unless forged) is refused: computed from the text and stored
+    again, flagged as rejected."""
+    a = _source("a.py", "python", "from pkg import b\n")
+    assert specs_fit("python", extract_imports(a))
+    assert not specs_fit("python", (("from",),))
+    assert not specs_fit("python", (("use", "x"),))
+    assert specs_fit("rust", (("mod", "x"), ("use", "crate::a")))
+    assert not specs_fit("rust", (("use", "x", "y"),))
+    assert not specs_fit("text", (("import", "os"),))
+    assert specs_fit("text", ())
+    chunk = Chunk("a.py", 1, 1, "module", "", "python", "from pkg import b")
+    names = [chunk_names(chunk)]
+    forged = _encode_piece(names, (("from",),))
+    got_names, imports, computed = graph_names_compute([chunk], {"a.py": forged}, {"a.py": "d" * 64}, [a])
+    assert got_names == names
+    assert imports == {"a.py": (("from", "", "pkg", "b"),)}
+    assert computed == [("d" * 64, _encode_piece(names, imports["a.py"]), True)]
 
 
 def test_graph_pieces_reused_give_the_cold_graph(
