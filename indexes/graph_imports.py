@@ -155,8 +155,25 @@ def _go_specs(text: str) -> list[tuple[str, ...]]:
     return [(spec,) for spec in specs]
 
 
+def _matches_on_lines_holding(text: str, needle: str, pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    """The matches of ``pattern`` over ``text``, in order, for a pattern whose matches never span a line (no part
+    of it takes a newline) and always hold ``needle``: only the lines holding ``needle`` are searched, each on its
+    own, which gives the same matches as one search over the whole text without running the pattern over every
+    position of a minified bundle."""
+    end = -1
+    pos = text.find(needle)
+    while pos >= 0:
+        if pos > end:  # a line not searched yet
+            start = text.rfind("\n", 0, pos) + 1
+            end = text.find("\n", pos)
+            end = len(text) if end < 0 else end
+            yield from pattern.finditer(text, start, end)
+        pos = text.find(needle, pos + len(needle))
+
+
 def _script_specs(text: str) -> list[tuple[str, ...]]:
-    return [(match.group(2),) for match in _JS_SPEC.finditer(text)]
+    # every relative specifier starts with ./ or ../
+    return [(match.group(2),) for match in _matches_on_lines_holding(text, "./", _JS_SPEC)]
 
 
 def _rust_specs(text: str) -> list[tuple[str, ...]]:
@@ -174,7 +191,8 @@ def _php_specs(text: str) -> list[tuple[str, ...]]:
     out: list[tuple[str, ...]] = [
         ("use", item) for m in _line_matches(text, ("use",), _PHP_USE) for item in _expand_braces(m.group(1))
     ]
-    return out + [("require", m.group(1) or "", m.group(2)) for m in _PHP_REQUIRE.finditer(text)]
+    required = _matches_on_lines_holding(text, ".php", _PHP_REQUIRE)  # every literal ends in .php
+    return out + [("require", m.group(1) or "", m.group(2)) for m in required]
 
 
 def _ruby_specs(text: str) -> list[tuple[str, ...]]:

@@ -16,7 +16,7 @@ from swe_explore.indexes import cache as cache_module
 from swe_explore.indexes.build import BuildReport, ensure_index
 from swe_explore.indexes.graph import SymbolGraph
 from swe_explore.indexes.graph_build import ChunkNames, chunk_names
-from swe_explore.indexes.graph_imports import ImportResolver, extract_imports, specs_fit
+from swe_explore.indexes.graph_imports import _JS_SPEC, ImportResolver, extract_imports, specs_fit
 from swe_explore.indexes.graph_store import GRAPH_DIR
 from swe_explore.indexes.reuse import (
     _decode_file_names,
@@ -80,6 +80,21 @@ def test_import_specs_are_read_from_the_text_and_resolved_per_snapshot() -> None
     assert with_a.targets(b) == with_a.resolve(b.path, b.language, extract_imports(b)) == expected
     moved = ImportResolver([b, init, _source("pkg/a/__init__.py", "python", ""), _source("pkg/c.py", "python", "")])
     assert moved.resolve(b.path, b.language, extract_imports(b)) == {"pkg/__init__.py", "pkg/a/__init__.py", "pkg/c.py"}
+
+
+def test_script_and_php_specs_are_searched_on_the_lines_that_can_hold_them() -> None:
+    """Only lines holding ``./`` (scripts) or ``.php`` (PHP requires) are searched: the same matches as the
+    pattern over the whole text, on a bundle-like line with several specifiers and lines without any."""
+    js = 'import a from "./a";x="./no"; require("../b")\n// ./c\nvar q = 1\nexport * from \'./d\''
+    got = extract_imports(_source("m.js", "javascript", js))
+    assert got == (("./a",), ("../b",), ("./d",))
+    assert got == tuple((m.group(2),) for m in _JS_SPEC.finditer(js))
+    php = "<?php\nrequire_once __DIR__ . '/x.php'; include 'y.php';\n$a = 'z.php';\nuse A\\B;\n"
+    assert extract_imports(_source("m.php", "php", php)) == (
+        ("use", "A\\B"),
+        ("require", "__DIR__ . ", "/x.php"),
+        ("require", "", "y.php"),
+    )
 
 
 def test_graph_pieces_with_imports_round_trip_and_malformed_ones_are_refused() -> None:
