@@ -46,7 +46,6 @@ import posixpath
 import re
 from collections.abc import Iterator, Sequence
 
-from swe_explore.chunking.languages import TEXT
 from swe_explore.chunking.types import SourceFile
 
 __all__ = ["ImportResolver", "ImportSpecs", "extract_imports", "import_targets", "specs_fit"]
@@ -238,7 +237,7 @@ def specs_fit(language: str, specs: ImportSpecs) -> bool:
     :return: every spec has a first field and field count of the language's kind; a language without imports
         has none.
     """
-    kind = None if language == TEXT else _IMPORT_LANGUAGES.get(language)
+    kind = _IMPORT_LANGUAGES.get(language)
     if kind is None:
         return not specs
     shapes = _SPEC_SHAPES[kind]
@@ -259,7 +258,7 @@ def extract_imports(source: SourceFile) -> ImportSpecs:
     :return: its import specs; empty for a language without imports here (``text``, Markdown, ...).
     """
     kind = _IMPORT_LANGUAGES.get(source.language)
-    if kind is None or source.language == TEXT:
+    if kind is None:
         return ()
     return tuple(_SPEC_READERS[kind](source.text))
 

@@ -578,19 +578,16 @@ def _graph_names(
     imports: dict[str, ImportSpecs] = {}
     computed: list[tuple[str, bytes, bool]] = []
     for path, ids in of_file.items():
-        payload = stored.get(path)
+        source, payload = files.get(path), stored.get(path)
         piece = _decode_piece(payload, len(ids)) if payload is not None else None
-        if piece is not None and path in files and not specs_fit(files[path].language, piece[1]):
-            piece = None  # imports of another shape than the file's language gives: computed again
-        if piece is not None:
+        if piece is not None and source is not None and specs_fit(source.language, piece[1]):
             names, imports[path] = piece
-        elif path in files:
+        else:  # not stored, malformed, or imports of another shape than the file's language gives
             names = [chunk_names(chunks[i]) for i in ids]
-            imports[path] = extract_imports(files[path])
-            if path in digests:
-                computed.append((digests[path], _encode_piece(names, imports[path]), payload is not None))
-        else:  # chunks of a file not walked (not built so): names only, its imports are read by build_graph
-            names = [chunk_names(chunks[i]) for i in ids]
+            if source is not None:  # (every chunk's file is walked: chunks are cut from the walked files)
+                imports[path] = extract_imports(source)
+                if path in digests:
+                    computed.append((digests[path], _encode_piece(names, imports[path]), payload is not None))
         for i, n in zip(ids, names, strict=True):
             out[i] = n
     return out, imports, computed
