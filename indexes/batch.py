@@ -35,6 +35,7 @@ from swe_explore.chunking.registry import make_chunker
 from swe_explore.chunking.walk import WalkConfig
 from swe_explore.indexes.build import ensure_index
 from swe_explore.indexes.history import ensure_history_index
+from swe_explore.indexes.reuse_rows import keeping_rows
 from swe_explore.retrievers.registry import make_retriever
 
 #: Joblib backends offered by the scripts; ``dask`` needs ``pip install 'swe-explore-baselines[dask]'``.
@@ -110,17 +111,18 @@ def index_one(snapshot: str, store: str, job: IndexJob) -> dict[str, Any]:
         chunker = make_chunker(job.chunker, **job.chunker_options)
         retrievers = [make_retriever(n, **opts) for n, opts in job.retrievers]
         walk = WalkConfig(**job.walk) if job.walk else WalkConfig()
-        report = ensure_index(
-            Path(snapshot),
-            Path(store),
-            chunker,
-            retrievers,
-            walk,
-            job.rebuild,
-            reuse=job.reuse,
-            graph=job.graph,
-            graph_worker=job.graph_worker,
-        )
+        with keeping_rows(enabled=job.reuse and not job.rebuild):  # consecutive snapshots share most chunks
+            report = ensure_index(
+                Path(snapshot),
+                Path(store),
+                chunker,
+                retrievers,
+                walk,
+                job.rebuild,
+                reuse=job.reuse,
+                graph=job.graph,
+                graph_worker=job.graph_worker,
+            )
         if job.history:
             t_history = time.perf_counter()
             if ensure_history_index(Path(snapshot), Path(store), rebuild=job.rebuild, reuse=job.reuse):

@@ -49,6 +49,7 @@ from swe_explore.indexes.cache import CacheNamespace, ContentCache, file_digest
 from swe_explore.indexes.collector import paused_gc
 from swe_explore.indexes.graph_build import ChunkNames, chunk_names
 from swe_explore.indexes.graph_imports import ImportSpecs, extract_imports, specs_fit
+from swe_explore.indexes.reuse_rows import join_counts, previous_rows, remember_counts
 from swe_explore.retrievers.base import FeatureSpec, Retriever
 from swe_explore.retrievers.features import TermCounts, build_retrievers
 
@@ -314,6 +315,34 @@ _CODECS: dict[str, tuple[Any, Any, Any, Any]] = {
 
 
 def _reused_feature(
+    retriever: Retriever, name: str, namespace: CacheNamespace, chunks: Sequence[Chunk], digests: Sequence[str]
+) -> Any:
+    """One shared feature of the chunks: term counts joined from the rows the previous build of this thread kept
+    (:mod:`indexes.reuse_rows`, each row counted as a cache hit) and the rest from :func:`_assembled_feature`.
+
+    :param retriever: the first retriever declaring the feature (computes the missing pieces).
+    :param name: its local name for the feature.
+    :param namespace: the cache entries of this feature.
+    :param chunks: all chunks, with text, in index order.
+    :param digests: their :func:`_chunk_digest`.
+    :return: the feature value, equal to ``retriever.compute_feature(name, chunks)``.
+    """
+    if namespace.kind != "term_counts":
+        return _assembled_feature(retriever, name, namespace, chunks, digests)
+    previous = previous_rows(namespace, digests)
+    if previous is None:
+        value = _assembled_feature(retriever, name, namespace, chunks, digests)
+    else:
+        namespace.stats.hits += len(previous[0])
+        missing = np.setdiff1d(np.arange(len(chunks)), previous[0])
+        todo = missing.tolist()
+        rest = _assembled_feature(retriever, name, namespace, [chunks[i] for i in todo], [digests[i] for i in todo])
+        value = join_counts(len(chunks), previous, (missing, rest))
+    remember_counts(namespace, digests, value)
+    return value
+
+
+def _assembled_feature(
     retriever: Retriever, name: str, namespace: CacheNamespace, chunks: Sequence[Chunk], digests: Sequence[str]
 ) -> Any:
     """One shared feature of the chunks, assembled from cached per-chunk pieces and computed for the rest.

@@ -58,6 +58,7 @@ from swe_explore.evaluation.runner import (
     TaskMap,
     run_explorer,
 )
+from swe_explore.indexes.reuse_rows import keeping_rows
 from swe_explore.indexes.store import config_key
 from swe_explore.retrievers.potion import ModelUnavailableError
 
@@ -88,18 +89,20 @@ def main(argv: list[str] | None = None) -> int:
     if out.is_file() and not args.overwrite:  # resume only a file of this bench: never mix benches in one file
         _refuse_foreign_rows(parser, out, args.bench)
     t0 = time.perf_counter()
+    keep = tasks is None and args.reuse and not args.rebuild  # snapshots built here, one after another
     try:
-        report = run_explorer(
-            explorer,
-            records,
-            args.repos,
-            out,
-            args.overwrite,
-            progress=not args.quiet,
-            shared_snapshots=args.shared_snapshots,
-            keep_going=args.keep_going,
-            tasks=tasks,
-        )
+        with keeping_rows(enabled=keep):
+            report = run_explorer(
+                explorer,
+                records,
+                args.repos,
+                out,
+                args.overwrite,
+                progress=not args.quiet,
+                shared_snapshots=args.shared_snapshots,
+                keep_going=args.keep_going,
+                tasks=tasks,
+            )
     except RunAbortedError as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,132 @@
+"""Term counts joined from the previous build's rows (indexes/reuse_rows.py): hand-computed joins, rows kept only
+inside keeping_rows and per namespace, and a batch whose snapshots take rows from the one before writes the
+index files a build without reuse writes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from swe_explore.commands.index import main as index_main
+from swe_explore.indexes import reuse as reuse_module
+from swe_explore.indexes.cache import ContentCache
+from swe_explore.indexes.reuse_rows import join_counts, keeping_rows, previous_rows, remember_counts
+from swe_explore.retrievers.features import TermCounts, counts_from_tokens
+
+
+def _counts(terms: list[str], rows: list[list[int]]) -> TermCounts:
+    return TermCounts(terms, sp.csr_matrix(np.asarray(rows, dtype=np.int32).reshape(len(rows), len(terms))))
+
+
+def test_join_counts_merges_two_sorted_vocabularies_and_drops_unused_terms() -> None:
+    """Rows 0 and 2 come with terms b, c, d, row 1 with a, d, e (c and e in no row): the result has terms a, b, d
+    and the rows, with their counts, in row order; arrays as counts_from_tokens builds them."""
+    first = (np.array([0, 2]), _counts(["b", "c", "d"], [[1, 0, 0], [0, 0, 2]]))
+    second = (np.array([1]), _counts(["a", "d", "e"], [[3, 1, 0]]))
+    joined = join_counts(3, first, second)
+    assert joined.terms == ["a", "b", "d"]
+    assert joined.counts.toarray().tolist() == [[0, 1, 0], [3, 0, 1], [0, 0, 2]]
+    expected = counts_from_tokens([["b"], ["a", "a", "a", "d"], ["d", "d"]])
+    assert joined.terms == expected.terms
+    for attr in ("indptr", "indices", "data"):
+        ours, theirs = getattr(joined.counts, attr), getattr(expected.counts, attr)
+        assert ours.dtype == theirs.dtype and ours.tolist() == theirs.tolist()
+
+
+def test_join_counts_equals_counting_all_rows_at_once() -> None:
+    """200 random splits of 40 random token lists (empty ones, shared and non-ASCII terms; one side's terms
+    padded with unused ones, as a previous build's are) join into exactly counts_from_tokens of all rows."""
+    rng = np.random.default_rng(7)
+    words = ["a", "b", "zz", "ä", "größe", "x_1", "X", "字", "_", "beta"]
+    for _ in range(200):
+        docs = [[str(w) for w in rng.choice(words, size=int(rng.integers(0, 6)))] for _ in range(40)]
+        first = np.flatnonzero(rng.random(40) < 0.7)
+        second = np.setdiff1d(np.arange(40), first)
+        a = counts_from_tokens([docs[i] for i in first.tolist()] + [["unused", "ü"]])
+        a = TermCounts(a.terms, a.counts[: len(first)])
+        b = counts_from_tokens([docs[i] for i in second.tolist()])
+        joined, expected = join_counts(40, (first, a), (second, b)), counts_from_tokens(docs)
+        assert joined.terms == expected.terms
+        for attr in ("indptr", "indices", "data"):
+            ours, theirs = getattr(joined.counts, attr), getattr(expected.counts, attr)
+            assert ours.dtype == theirs.dtype and ours.tolist() == theirs.tolist()
+
+
+def test_join_counts_with_an_empty_side_and_non_ascii_terms() -> None:
+    """All rows from one side: the other side has no rows; terms keep code-point order (z < ä < 字)."""
+    first = (np.array([1, 0]), _counts(["z", "ä", "字"], [[0, 1, 1], [2, 0, 0]]))
+    second = (np.zeros(0, dtype=np.int64), TermCounts([], sp.csr_matrix((0, 0), dtype=np.int32)))
+    joined = join_counts(2, first, second)
+    assert joined.terms == ["z", "ä", "字"]
+    assert joined.counts.toarray().tolist() == [[2, 0, 0], [0, 1, 1]]
+
+
+def test_join_counts_refuses_positions_that_do_not_cover_every_row_once() -> None:
+    one = (np.array([0]), _counts(["a"], [[1]]))
+    with pytest.raises(ValueError, match="do not cover 3 rows"):
+        join_counts(3, one, (np.array([0]), _counts(["b"], [[1]])))
+
+
+def test_rows_are_kept_only_inside_keeping_rows_and_per_namespace(tmp_path: Path) -> None:
+    """Outside the block nothing is kept or found; inside, the rows of known digests are found (positions in
+    increasing order), another namespace finds nothing, and keeping_rows(False) drops what was kept."""
+    cache = ContentCache(tmp_path / "store", lambda: tmp_path / "scratch")
+    space = cache.namespace("term_counts", {"feature": {"tokenizer": "x"}})
+    other = cache.namespace("term_counts", {"feature": {"tokenizer": "y"}})
+    value = _counts(["a", "b"], [[1, 0], [0, 2]])
+    remember_counts(space, ["d1", "d2"], value)
+    assert previous_rows(space, ["d1"]) is None
+    with keeping_rows():
+        assert previous_rows(space, ["d1"]) is None
+        remember_counts(space, ["d1", "d2"], value)
+        found = previous_rows(space, ["d9", "d2", "d1"])
+        assert found is not None
+        assert found[0].tolist() == [1, 2]
+        assert found[1].terms == ["a", "b"] and found[1].counts.toarray().tolist() == [[0, 2], [1, 0]]
+        assert previous_rows(space, ["d9"]) is None
+        assert previous_rows(other, ["d1"]) is None
+        with pytest.raises(ValueError, match="1 digests for 2 rows"):
+            remember_counts(space, ["d1"], value)
+    assert previous_rows(space, ["d1"]) is None
+    with keeping_rows(enabled=False), keeping_rows():
+        assert previous_rows(space, ["d1"]) is None
+
+
+def _snapshot(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_a_batch_joining_rows_writes_the_index_a_build_without_reuse_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_tree: Callable[[Path], dict[str, bytes]]
+) -> None:
+    """Three snapshots indexed in one batch: v2 changes beta (a new term) and drops pkg/b.py (gamma's terms go
+    unused), v3 adds a file. Each later snapshot takes the rows of the chunks it shares with the one before (one
+    join each) and its index files equal those of a batch without reuse; the hits count those rows."""
+    a_v1 = "def alpha(x):\n    return x + 1\n\n\ndef beta(y):\n    return y * 2\n"
+    common = {"pkg/a.py": a_v1, "README.md": "# Demo\n\nAlpha and beta.\n"}
+    repos = tmp_path / "repos"
+    _snapshot(repos / "v1", common | {"pkg/b.py": "def gamma():\n    return 'gamma'\n"})
+    _snapshot(repos / "v2", common | {"pkg/a.py": a_v1.replace("y * 2", "y * delta_value")})
+    _snapshot(repos / "v3", common | {"pkg/c.py": "def epsilon(z):\n    return z\n"})
+    joins: list[int] = []
+    real_join = join_counts  # the function indexes.reuse calls
+
+    def counting_join(n_rows: int, *parts: Any) -> TermCounts:
+        joins.append(n_rows)
+        return real_join(n_rows, *parts)
+
+    monkeypatch.setattr(reuse_module, "join_counts", counting_join)
+    common_args = ["--repos", str(repos), "--jobs", "1", "--backend", "sequential", "--no-history", "--quiet"]
+    assert index_main([*common_args, "--out", str(tmp_path / "reuse")]) == 0
+    assert joins == [3, 4]  # v2 and v3 (3 and 4 chunks); v1 had no rows before it
+    assert index_main([*common_args, "--out", str(tmp_path / "plain"), "--no-reuse"]) == 0
+    reused = {k: v for k, v in store_tree(tmp_path / "reuse").items() if not k.startswith(("_cache/", "_reports/"))}
+    plain = {k: v for k, v in store_tree(tmp_path / "plain").items() if not k.startswith("_reports/")}
+    assert reused == plain and any(k.endswith("tf.npz") for k in plain)
