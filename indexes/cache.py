@@ -291,6 +291,11 @@ class CacheNamespace:
         """This kind's lookup counts."""
         return self.cache.stats.setdefault(self.kind, CacheStats())
 
+    @property
+    def all_stored(self) -> bool:
+        """Whether every entry put so far is written: nothing waits for a flush and no write failed."""
+        return not self._pending and self.stats.write_errors == 0
+
     def _key(self, digest: str) -> bytes:
         """The entry key of an item: SHA-256 of the config hash and the item's digest (memoised for the build)."""
         key = self._keys.get(digest)

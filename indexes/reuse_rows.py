@@ -19,7 +19,8 @@ constructs it (int32 counts, the same index dtypes). Tests compare the saved ind
 Rows are kept and used only inside :func:`keeping_rows` (each snapshot task of a batch,
 :func:`indexes.batch.index_one`, without ``--rebuild``), and only for the namespace's directory (one store, one
 feature spec, this code): the previous build's rows came from that store's cache or were stored in it, so the
-cache's content is the same as without them. A single :func:`~indexes.build.ensure_index` call keeps nothing.
+cache's content is the same as without them (rows of a build whose cache writes failed are not used, so every
+row taken counts as a hit the cache holds). A single :func:`~indexes.build.ensure_index` call keeps nothing.
 Memory: one snapshot's term counts per thread and spec, kept until the next task of that worker (astropy: 1.07M
 (chunk, term) pairs, about 20 MB with its terms and digests).
 """
@@ -50,11 +51,13 @@ class PreviousCounts:
     :param key: the namespace's directory and config hash.
     :param rows: chunk digest -> its row in ``value``.
     :param value: the snapshot's term counts.
+    :param namespace: the namespace of that build (its cache's), to tell whether its pieces were all stored.
     """
 
     key: tuple[str, str]
     rows: dict[str, int]
     value: TermCounts
+    namespace: CacheNamespace
 
 
 @contextmanager
@@ -93,7 +96,8 @@ def remember_counts(namespace: CacheNamespace, digests: Sequence[str], value: Te
     if not getattr(_LOCAL, "enabled", False):
         return
     kept: dict[tuple[str, str], PreviousCounts] = getattr(_LOCAL, "counts", {})
-    kept[_key(namespace)] = PreviousCounts(_key(namespace), {d: i for i, d in enumerate(digests)}, value)
+    rows = {d: i for i, d in enumerate(digests)}
+    kept[_key(namespace)] = PreviousCounts(_key(namespace), rows, value, namespace)
     _LOCAL.counts = kept
 
 
@@ -104,12 +108,14 @@ def previous_rows(namespace: CacheNamespace, digests: Sequence[str]) -> tuple[np
     :param digests: the chunks' digests.
     :return: ``(positions, counts)``: the positions (into ``digests``, increasing) of the chunks found and their
         rows, in that order, under the previous build's terms (some terms may be in no row); ``None`` when
-        nothing is kept for the namespace, no chunk is found, or outside :func:`keeping_rows`.
+        nothing is kept for the namespace, no chunk is found, outside :func:`keeping_rows`, or when the previous
+        build's pieces were not all stored (a failed cache write: its rows would count as hits the cache does not
+        hold).
     """
     if not getattr(_LOCAL, "enabled", False):
         return None
     kept = getattr(_LOCAL, "counts", {}).get(_key(namespace))
-    if kept is None:
+    if kept is None or not kept.namespace.all_stored:
         return None
     found = [(i, row) for i, d in enumerate(digests) if (row := kept.rows.get(d)) is not None]
     if not found:

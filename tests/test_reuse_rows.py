@@ -74,7 +74,9 @@ def test_join_counts_refuses_positions_that_do_not_cover_every_row_once() -> Non
 
 def test_rows_are_kept_only_inside_keeping_rows_and_per_namespace(tmp_path: Path) -> None:
     """Outside the block nothing is kept or found; inside, the rows of known digests are found (positions in
-    increasing order), another namespace finds nothing, and keeping_rows(False) drops what was kept."""
+    increasing order), another namespace finds nothing, nor does a build whose pieces are not all stored, and
+    keeping_rows(False) drops what was kept."""
+    (tmp_path / "scratch").mkdir()
     cache = ContentCache(tmp_path / "store", lambda: tmp_path / "scratch")
     space = cache.namespace("term_counts", {"feature": {"tokenizer": "x"}})
     other = cache.namespace("term_counts", {"feature": {"tokenizer": "y"}})
@@ -90,6 +92,13 @@ def test_rows_are_kept_only_inside_keeping_rows_and_per_namespace(tmp_path: Path
         assert found[1].terms == ["a", "b"] and found[1].counts.toarray().tolist() == [[0, 2], [1, 0]]
         assert previous_rows(space, ["d9"]) is None
         assert previous_rows(other, ["d1"]) is None
+        space.put("d3", b"piece")  # the build's pieces not written yet: its rows are not used
+        assert previous_rows(space, ["d1"]) is None
+        space.flush()
+        assert previous_rows(space, ["d1"]) is not None
+        space.stats.write_errors += 1  # a piece could not be stored: its rows would be hits the cache lacks
+        assert previous_rows(space, ["d1"]) is None
+        space.stats.write_errors = 0
         with pytest.raises(ValueError, match="1 digests for 2 rows"):
             remember_counts(space, ["d1"], value)
     assert previous_rows(space, ["d1"]) is None
