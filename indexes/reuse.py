@@ -317,34 +317,6 @@ _CODECS: dict[str, tuple[Any, Any, Any, Any]] = {
 def _reused_feature(
     retriever: Retriever, name: str, namespace: CacheNamespace, chunks: Sequence[Chunk], digests: Sequence[str]
 ) -> Any:
-    """One shared feature of the chunks: term counts joined from the rows the previous build of this thread kept
-    (:mod:`indexes.reuse_rows`, each row counted as a cache hit) and the rest from :func:`_assembled_feature`.
-
-    :param retriever: the first retriever declaring the feature (computes the missing pieces).
-    :param name: its local name for the feature.
-    :param namespace: the cache entries of this feature.
-    :param chunks: all chunks, with text, in index order.
-    :param digests: their :func:`_chunk_digest`.
-    :return: the feature value, equal to ``retriever.compute_feature(name, chunks)``.
-    """
-    if namespace.kind != "term_counts":
-        return _assembled_feature(retriever, name, namespace, chunks, digests)
-    previous = previous_rows(namespace, digests)
-    if previous is None:
-        value = _assembled_feature(retriever, name, namespace, chunks, digests)
-    else:
-        namespace.stats.hits += len(previous[0])
-        missing = np.setdiff1d(np.arange(len(chunks)), previous[0])
-        todo = missing.tolist()
-        rest = _assembled_feature(retriever, name, namespace, [chunks[i] for i in todo], [digests[i] for i in todo])
-        value = join_counts(len(chunks), previous, (missing, rest))
-    remember_counts(namespace, digests, value)
-    return value
-
-
-def _assembled_feature(
-    retriever: Retriever, name: str, namespace: CacheNamespace, chunks: Sequence[Chunk], digests: Sequence[str]
-) -> Any:
     """One shared feature of the chunks, assembled from cached per-chunk pieces and computed for the rest.
 
     :param retriever: the first retriever declaring the feature (computes the missing pieces).
@@ -408,9 +380,29 @@ def build_retrievers_reusing(
         namespace = cache.namespace(spec.kind, {"feature": json.loads(spec.config)})
         if not digests:
             digests.extend(_chunk_digest(c) for c in chunks)
+        if spec.kind == "term_counts":
+            return _counts_reusing_rows(retriever, name, namespace, chunks, digests)
         return _reused_feature(retriever, name, namespace, chunks, digests)
 
     return build_retrievers(retrievers, chunks, compute)
+
+
+def _counts_reusing_rows(
+    retriever: Retriever, name: str, namespace: CacheNamespace, chunks: Sequence[Chunk], digests: Sequence[str]
+) -> TermCounts:
+    """Term counts as :func:`_reused_feature` gives them, with the rows this thread's previous build kept joined in
+    (:mod:`indexes.reuse_rows`) and only the other chunks assembled."""
+    previous = previous_rows(namespace, digests)
+    if previous is None:
+        value: TermCounts = _reused_feature(retriever, name, namespace, chunks, digests)
+    else:
+        namespace.stats.hits += len(previous[0])  # a row kept is a piece the cache holds (all_stored)
+        missing = np.setdiff1d(np.arange(len(chunks)), previous[0])
+        todo = missing.tolist()
+        rest = _reused_feature(retriever, name, namespace, [chunks[i] for i in todo], [digests[i] for i in todo])
+        value = join_counts(len(chunks), previous, (missing, rest))
+    remember_counts(namespace, digests, value)
+    return value
 
 
 # Graph pieces ------------------------------------------------------------------------------------------------------

@@ -48,13 +48,11 @@ _LOCAL = threading.local()
 class PreviousCounts:
     """The term counts of the last build in one cache namespace.
 
-    :param key: the namespace's directory and config hash.
     :param rows: chunk digest -> its row in ``value``.
     :param value: the snapshot's term counts.
     :param namespace: the namespace of that build (its cache's), to tell whether its pieces were all stored.
     """
 
-    key: tuple[str, str]
     rows: dict[str, int]
     value: TermCounts
     namespace: CacheNamespace
@@ -96,8 +94,7 @@ def remember_counts(namespace: CacheNamespace, digests: Sequence[str], value: Te
     if not getattr(_LOCAL, "enabled", False):
         return
     kept: dict[tuple[str, str], PreviousCounts] = getattr(_LOCAL, "counts", {})
-    rows = {d: i for i, d in enumerate(digests)}
-    kept[_key(namespace)] = PreviousCounts(_key(namespace), rows, value, namespace)
+    kept[_key(namespace)] = PreviousCounts({d: i for i, d in enumerate(digests)}, value, namespace)
     _LOCAL.counts = kept
 
 
@@ -160,11 +157,10 @@ def join_counts(n_rows: int, first: tuple[np.ndarray, TermCounts], second: tuple
     final_b = np.empty(len(terms_b), dtype=np.int64)
     final_b[~same] = new_at + np.arange(len(new_at))
     final_b[same] = final_a[insert[same]]
-    terms: list[str] = [""] * (len(terms_a) + len(new_at))
-    for j, t in zip(final_a.tolist(), terms_a, strict=True):
-        terms[j] = t
-    for j, t in zip(final_b[~same].tolist(), [t for t, s in zip(terms_b, same.tolist(), strict=True) if not s]):
-        terms[j] = t
+    placed = np.empty(len(terms_a) + len(new_at), dtype=object)
+    placed[final_a] = terms_a
+    placed[final_b] = terms_b  # a term both sides have lands where the first side's copy is
+    terms: list[str] = placed.tolist()
     parts = []
     for counts, used, final in ((a.counts, used_a, final_a), (b.counts, used_b, final_b)):
         column = np.zeros(counts.shape[1], dtype=np.int64)
