@@ -1,4 +1,5 @@
-"""Term counts assembled from the rows of the previous build: the snapshots of a batch share most of their chunks.
+"""Term counts assembled from the rows of the previous build, and the chunks of the files it shares: the snapshots
+of a batch share most of their files and chunks.
 
 A batch indexes the snapshots of one repository one after the other, and each snapshot shares most of its chunks
 with the one before (of the 37 sphinx snapshots of the 76-instance set, 93% of the chunks were seen before). The
@@ -23,23 +24,45 @@ cache's content is the same as without them (rows of a build whose cache writes 
 row taken counts as a hit the cache holds). A single :func:`~indexes.build.ensure_index` call keeps nothing.
 Memory: one snapshot's term counts per thread and spec, kept until the next task of that worker (astropy: 1.07M
 (chunk, term) pairs, about 20 MB with its terms and digests).
+
+**Files and chunk digests.** In the same blocks, a build also keeps, per ``chunks`` namespace, the chunks and
+report of every file whose piece the cache holds, by file digest (:func:`remember_files`), and the
+:func:`~indexes.reuse._chunk_digest` of each of its chunks (:func:`chunk_digests`). The next build takes a file
+it shares from there (:func:`previous_files`) instead of reading and decoding its piece, and the digest of a chunk
+object it took instead of hashing the chunk's text again. A file digest fixes the file's path, language and lines,
+so under one chunker config its cached chunks are a function of it, and the kept ones are the ones the cache
+would give (only files whose piece was stored or found are kept, and only when all pieces were stored); the
+chunk objects are immutable and the digest is kept with the object it belongs to. The previous snapshot's chunk
+objects stay alive until the next build of the thread (they share their texts with its term counts' build).
 """
 
 from __future__ import annotations
 
 import threading
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
+from swe_explore.chunking.types import Chunk
+from swe_explore.chunking.window import FileReport
 from swe_explore.indexes.cache import CacheNamespace
 from swe_explore.retrievers.features import TermCounts
 
-__all__ = ["PreviousCounts", "join_counts", "keeping_rows", "previous_rows", "remember_counts"]
+__all__ = [
+    "PreviousCounts",
+    "PreviousFiles",
+    "chunk_digests",
+    "join_counts",
+    "keeping_rows",
+    "previous_files",
+    "previous_rows",
+    "remember_counts",
+    "remember_files",
+]
 
 _LOCAL = threading.local()
 
@@ -60,13 +83,14 @@ class PreviousCounts:
 
 @contextmanager
 def keeping_rows(enabled: bool = True) -> Iterator[None]:
-    """Within the block, builds of this thread keep their term counts and use the previous build's rows.
+    """Within the block, builds of this thread keep their term counts, files and chunk digests, and use the previous
+    build's.
 
-    :param enabled: ``False``: the block keeps and uses nothing (and the rows kept before are dropped).
+    :param enabled: ``False``: the block keeps and uses nothing (and what was kept before is dropped).
     :return: a context manager.
     """
     if not enabled:
-        _LOCAL.counts = {}
+        _LOCAL.counts, _LOCAL.files, _LOCAL.digests = {}, {}, {}
     before = getattr(_LOCAL, "enabled", False)
     _LOCAL.enabled = enabled
     try:
@@ -177,3 +201,69 @@ def join_counts(n_rows: int, first: tuple[np.ndarray, TermCounts], second: tuple
     )
     matrix.sum_duplicates()
     return TermCounts(terms, matrix)
+
+
+# Files and chunk digests -------------------------------------------------------------------------------------------
+
+#: A file's chunks and chunking report, as :meth:`~chunking.registry.Chunker.chunk_file_report` gives them.
+FilePiece = tuple[list[Chunk], FileReport]
+
+
+@dataclass(frozen=True)
+class PreviousFiles:
+    """The files of the last build in one ``chunks`` namespace whose pieces the cache holds.
+
+    :param files: file digest -> the file's chunks and report.
+    :param namespace: the namespace of that build, to tell whether its pieces were all stored.
+    """
+
+    files: dict[str, FilePiece]
+    namespace: CacheNamespace
+
+
+def remember_files(namespace: CacheNamespace, files: dict[str, FilePiece]) -> None:
+    """Keep a build's files for the next build of this thread in the same namespace (replacing the last), inside
+    :func:`keeping_rows`; outside it, nothing.
+
+    :param namespace: the ``chunks`` namespace the files were looked up or stored in.
+    :param files: file digest -> chunks and report, for the files whose piece was found or stored only.
+    """
+    if not getattr(_LOCAL, "enabled", False):
+        return
+    kept: dict[tuple[str, str], PreviousFiles] = getattr(_LOCAL, "files", {})
+    kept[_key(namespace)] = PreviousFiles(files, namespace)
+    _LOCAL.files = kept
+
+
+def previous_files(namespace: CacheNamespace) -> dict[str, FilePiece]:
+    """The files the last build of this thread in this namespace kept (:func:`remember_files`).
+
+    :param namespace: the ``chunks`` namespace.
+    :return: file digest -> chunks and report; empty outside :func:`keeping_rows`, when nothing is kept for the
+        namespace, or when the previous build's pieces were not all stored.
+    """
+    if not getattr(_LOCAL, "enabled", False):
+        return {}
+    kept: PreviousFiles | None = getattr(_LOCAL, "files", {}).get(_key(namespace))
+    if kept is None or not kept.namespace.all_stored:
+        return {}
+    return kept.files
+
+
+def chunk_digests(chunks: Sequence[Chunk], digest: Callable[[Chunk], str]) -> list[str]:
+    """Each chunk's digest: kept from the previous build of this thread for a chunk object it kept, else computed;
+    inside :func:`keeping_rows` these chunks' digests are then kept (replacing the last).
+
+    :param chunks: the chunks.
+    :param digest: the digest function (:func:`~indexes.reuse._chunk_digest`; a pure function of the chunk).
+    :return: one digest per chunk.
+    """
+    enabled = getattr(_LOCAL, "enabled", False)
+    kept: dict[int, tuple[Chunk, str]] = getattr(_LOCAL, "digests", {}) if enabled else {}
+    out = []
+    for chunk in chunks:
+        found = kept.get(id(chunk))
+        out.append(found[1] if found is not None and found[0] is chunk else digest(chunk))
+    if enabled:
+        _LOCAL.digests = {id(c): (c, d) for c, d in zip(chunks, out, strict=True)}
+    return out
