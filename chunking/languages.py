@@ -397,6 +397,11 @@ _BY_FILENAME: dict[str, str] = {name: spec.name for spec in LANGUAGES.values() f
 _BY_EXTENSION[".h"] = "c"  # decided per file by :data:`CPP_HINT`
 
 
+def _base_name(path: str) -> str:
+    """The last component of a path with either separator, as :class:`~pathlib.PurePosixPath` names it."""
+    return PurePosixPath(path.replace("\\", "/")).name
+
+
 def language_for_path(path: str, text: str | None = None) -> str | None:
     """Language of a file from its name (and, for ``.h`` headers, its text).
 
@@ -404,7 +409,7 @@ def language_for_path(path: str, text: str | None = None) -> str | None:
     :param text: the file's decoded text; only needed for ``.h`` (C vs C++). ``None`` means C.
     :return: a key of :data:`LANGUAGES`, or ``None`` when the file is not indexed.
     """
-    name = PurePosixPath(path.replace("\\", "/")).name
+    name = path if "/" not in path and "\\" not in path and path not in (".", "..") else _base_name(path)
     if name in _BY_FILENAME:
         return _BY_FILENAME[name]
     dot = name.rfind(".")

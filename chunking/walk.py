@@ -47,6 +47,7 @@ Rules (documented in ``docs/chunking.md``):
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -465,7 +466,7 @@ def _read_source(abs_path: str, rel: str, language: str, config: WalkConfig, sta
     """Read, screen and decode one candidate file; ``None`` (and a counted reason) when it is skipped."""
     try:
         st = os.stat(abs_path)
-        if not os.path.isfile(abs_path):
+        if not stat.S_ISREG(st.st_mode):  # what os.path.isfile tests, without a second stat
             stats.skip("not_a_file", rel)
             return None
         if st.st_size > config.max_file_bytes:

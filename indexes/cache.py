@@ -388,6 +388,30 @@ class CacheNamespace:
             out[i] = self._scan(index, j, keys[i])
         return out
 
+    def holds_many(self, digests: Sequence[str]) -> np.ndarray:
+        """Whether the namespace's pack indexes list an entry for each item, without reading the entries (so a
+        damaged payload is not seen) and without counting anything.
+
+        :param digests: the items' digests.
+        :return: a bool array, one per item.
+        """
+        index = self._load()
+        held = np.zeros(len(digests), dtype=bool)
+        if not len(digests) or not len(index.prefix):
+            return held
+        keys = [self._key(d) for d in digests]
+        full = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, _SHA)
+        wanted = _prefixes(full)
+        pos = np.searchsorted(index.prefix, wanted)
+        found = pos < len(index.prefix)
+        found[found] = index.prefix[pos[found]] == wanted[found]
+        for i in np.flatnonzero(found).tolist():  # the run of entries sharing the prefix (one, almost always)
+            j = int(pos[i])
+            while j < len(index.prefix) and index.prefix[j] == wanted[i] and not held[i]:
+                held[i] = index.keys[j].tobytes() == keys[i]
+                j += 1
+        return held
+
     def _scan(self, index: _Index, j: int, key: bytes) -> bytes | None:
         """The payload of ``key`` from the run of entries sharing its prefix from ``j`` on (another key first, a
         duplicate after a damaged copy), counted as a hit, corrupt entry or miss."""

@@ -127,8 +127,9 @@ class CachingChunker(Chunker):
 
     It gives exactly the wrapped chunker's chunks and reports (so :func:`chunking.registry.chunk_files` computes
     the same statistics), and its :meth:`config` is the wrapped chunker's. Inside
-    :func:`~indexes.reuse_rows.keeping_rows` a file the previous build of the thread kept is taken from there
-    (counted as a hit: the cache holds its piece), and :meth:`remember` keeps this build's files for the next.
+    :func:`~indexes.reuse_rows.keeping_rows`, a file found in the cache that the previous build of the thread kept
+    is taken from there instead of being decoded (the lookup still checks and counts the entry, so a piece gone
+    from the cache or damaged is computed and stored again), and :meth:`remember` keeps this build's files.
 
     :param chunker: the chunk strategy.
     :param cache: the build's cache.
@@ -150,27 +151,26 @@ class CachingChunker(Chunker):
         return self.chunker.config()
 
     def chunk_file_report(self, source: SourceFile) -> tuple[list[Chunk], FileReport]:
-        """The file's chunks and report: from the previous build or the cache if stored, else from the wrapped
-        chunker (then stored).
+        """The file's chunks and report: from the cache if stored (the previous build's objects when it kept the
+        file), else from the wrapped chunker (then stored).
 
         :param source: the file.
         :return: ``(chunks, report)``, equal to the wrapped chunker's.
         """
-        if self._stored is None:  # every file not kept is looked up at once, on the first call
-            paths = [p for p, d in self.digests.items() if d not in self._previous]
+        if self._stored is None:  # every file is looked up at once, on the first call
+            paths = list(self.digests)
             self._stored = dict(zip(paths, self.namespace.get_many([self.digests[p] for p in paths]), strict=True))
         digest = self.digests.get(source.path)
         if digest is None:
             digest = file_digest(source)
             payload = self.namespace.get(digest)
         else:
-            kept = self._previous.get(digest)
-            if kept is not None:
-                self.namespace.stats.hits += 1
-                self._kept[digest] = kept
-                return list(kept[0]), kept[1]
             payload = self._stored.pop(source.path, None)
         if payload is not None:
+            kept = self._previous.get(digest)
+            if kept is not None:  # the same chunks the payload decodes to, without decoding it
+                self._kept[digest] = kept
+                return list(kept[0]), kept[1]
             try:
                 chunks, report = _decode_chunks(payload, source)
                 self._kept[digest] = (list(chunks), report)
@@ -419,10 +419,13 @@ def _counts_reusing_rows(
     """Term counts as :func:`_reused_feature` gives them, with the rows this thread's previous build kept joined in
     (:mod:`indexes.reuse_rows`) and only the other chunks assembled."""
     previous = previous_rows(namespace, digests)
+    if previous is not None:  # only rows whose piece the cache still lists (it may have been removed meanwhile)
+        held = np.flatnonzero(namespace.holds_many([digests[i] for i in previous[0].tolist()]))
+        previous = (previous[0][held], TermCounts(previous[1].terms, previous[1].counts[held])) if len(held) else None
     if previous is None:
         value: TermCounts = _reused_feature(retriever, name, namespace, chunks, digests)
     else:
-        namespace.stats.hits += len(previous[0])  # a row kept is a piece the cache holds (all_stored)
+        namespace.stats.hits += len(previous[0])  # a row taken is a piece the cache lists (all_stored, holds_many)
         missing = np.setdiff1d(np.arange(len(chunks)), previous[0])
         todo = missing.tolist()
         rest = _reused_feature(retriever, name, namespace, [chunks[i] for i in todo], [digests[i] for i in todo])

@@ -25,15 +25,22 @@ row taken counts as a hit the cache holds). A single :func:`~indexes.build.ensur
 Memory: one snapshot's term counts per thread and spec, kept until the next task of that worker (astropy: 1.07M
 (chunk, term) pairs, about 20 MB with its terms and digests).
 
+**The cache may change during a batch** (``swe-explore store gc --cache``, a deleted ``_cache``): the rows a build
+takes are only those whose piece the namespace's pack indexes still list
+(:meth:`~indexes.cache.CacheNamespace.holds_many`); the others are looked up, computed and stored again as without
+kept rows. A piece damaged in place during the batch is not seen there (its payload is not read) and is found
+and replaced by the next build that reads it.
+
 **Files and chunk digests.** In the same blocks, a build also keeps, per ``chunks`` namespace, the chunks and
 report of every file whose piece the cache holds, by file digest (:func:`remember_files`), and the
-:func:`~indexes.reuse._chunk_digest` of each of its chunks (:func:`chunk_digests`). The next build takes a file
-it shares from there (:func:`previous_files`) instead of reading and decoding its piece, and the digest of a chunk
-object it took instead of hashing the chunk's text again. A file digest fixes the file's path, language and lines,
-so under one chunker config its cached chunks are a function of it, and the kept ones are the ones the cache
-would give (only files whose piece was stored or found are kept, and only when all pieces were stored); the
+:func:`~indexes.reuse._chunk_digest` of each of its chunks (:func:`chunk_digests`). The next build still looks
+every file up in the cache (so the statistics, and a piece gone or damaged, are as without kept files), but takes
+a file found there from the kept ones (:func:`previous_files`) instead of decoding its piece, and the digest of a
+chunk object it took instead of hashing the chunk's text again. A file digest fixes the file's path, language and
+lines, so under one chunker config its cached chunks are a function of it, and the kept ones are the ones the
+cache gives (only files whose piece was stored or found are kept, and only when all pieces were stored); the
 chunk objects are immutable and the digest is kept with the object it belongs to. The previous snapshot's chunk
-objects stay alive until the next build of the thread (they share their texts with its term counts' build).
+objects stay alive until the next build of the thread, or until :func:`keeping_rows` ``(False)``.
 """
 
 from __future__ import annotations

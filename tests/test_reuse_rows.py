@@ -5,6 +5,7 @@ take rows and files from the one before writes the index files a build without r
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,11 +14,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from swe_explore.chunking.types import Chunk
+from swe_explore.chunking.registry import chunk_files, make_chunker
+from swe_explore.chunking.types import Chunk, SourceFile
+from swe_explore.chunking.walk import walk_snapshot
 from swe_explore.chunking.window import FileReport
 from swe_explore.commands.index import main as index_main
 from swe_explore.indexes import reuse as reuse_module
-from swe_explore.indexes.cache import CacheNamespace, ContentCache
+from swe_explore.indexes.build import ensure_index
+from swe_explore.indexes.cache import CacheNamespace, ContentCache, file_digest
 from swe_explore.indexes.reuse_rows import (
     chunk_digests,
     join_counts,
@@ -28,6 +32,7 @@ from swe_explore.indexes.reuse_rows import (
     remember_files,
 )
 from swe_explore.retrievers.features import TermCounts, counts_from_tokens
+from swe_explore.retrievers.registry import make_retriever
 
 
 def _counts(terms: list[str], rows: list[list[int]]) -> TermCounts:
@@ -194,30 +199,41 @@ def test_files_and_chunk_digests_are_kept_only_inside_keeping_rows(tmp_path: Pat
         assert chunk_digests([chunk], digest) == ["a.py:1"] and len(hashed) == 6
 
 
-def test_a_batch_takes_the_files_it_shares_with_the_build_before_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The batch of the test above: v2 takes README.md from v1's build and looks up only its changed pkg/a.py;
-    v3 takes README.md from v2's and looks up pkg/a.py (as in v1: in the cache, not in v2) and the new pkg/c.py.
-    The hits are the same as without kept files: 0, 1 and 2 files."""
+def _versions(repos: Path) -> None:
+    """The three snapshots of the batch test above."""
     a_v1 = "def alpha(x):\n    return x + 1\n\n\ndef beta(y):\n    return y * 2\n"
     common = {"pkg/a.py": a_v1, "README.md": "# Demo\n\nAlpha and beta.\n"}
-    repos = tmp_path / "repos"
     _snapshot(repos / "v1", common | {"pkg/b.py": "def gamma():\n    return 'gamma'\n"})
     _snapshot(repos / "v2", common | {"pkg/a.py": a_v1.replace("y * 2", "y * delta_value")})
     _snapshot(repos / "v3", common | {"pkg/c.py": "def epsilon(z):\n    return z\n"})
+
+
+def test_a_batch_takes_the_files_it_shares_with_the_build_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch of the test above: every file is looked up (3, 2 and 3 files), but v2 takes README.md from v1's
+    build and v3 takes it from v2's, so only v3's pkg/a.py (as in v1: in the cache, not in v2) is decoded. The
+    hits are those of a build without kept files: 0, 1 and 2 files."""
+    _versions(tmp_path / "repos")
     looked_up: list[int] = []
-    real_get_many = CacheNamespace.get_many
+    decoded: list[str] = []
+    real_get_many, real_decode = CacheNamespace.get_many, reuse_module._decode_chunks
 
     def recording_get_many(self: CacheNamespace, digests: Sequence[str]) -> list[bytes | None]:
         if self.kind == "chunks":
             looked_up.append(len(digests))
         return real_get_many(self, digests)
 
+    def recording_decode(payload: bytes, source: SourceFile) -> tuple[list[Chunk], FileReport]:
+        decoded.append(source.path)
+        return real_decode(payload, source)
+
     monkeypatch.setattr(CacheNamespace, "get_many", recording_get_many)
-    args = ["--repos", str(repos), "--out", str(tmp_path / "store"), "--jobs", "1", "--backend", "sequential"]
-    assert index_main([*args, "--no-history", "--quiet"]) == 0
-    assert looked_up == [3, 1, 2]
+    monkeypatch.setattr(reuse_module, "_decode_chunks", recording_decode)
+    args = ["--repos", str(tmp_path / "repos"), "--out", str(tmp_path / "store"), "--jobs", "1"]
+    assert index_main([*args, "--backend", "sequential", "--no-history", "--quiet"]) == 0
+    assert looked_up == [3, 2, 3]
+    assert decoded == ["pkg/a.py"]
     (report,) = (tmp_path / "store" / "_reports").glob("index-*.json")
     rows = json.loads(report.read_text())["snapshots"]
     assert [(r["snapshot"], r["cache"]["chunks"]["hits"], r["cache"]["chunks"]["misses"]) for r in rows] == [
@@ -225,3 +241,54 @@ def test_a_batch_takes_the_files_it_shares_with_the_build_before_it(
         ("v2", 1, 1),
         ("v3", 2, 1),
     ]
+
+
+def test_a_cache_removed_during_a_batch_is_filled_again_not_counted_as_hits(tmp_path: Path) -> None:
+    """v1 and v2 built in one block with the store's cache deleted between them (as ``store gc --cache`` may do):
+    v2 uses none of v1's kept files or rows (0 hits; 2 file and 3 chunk misses, as in an empty cache) and
+    stores every piece again, so the cache then lists each of v2's files and chunks."""
+    _versions(tmp_path / "repos")
+    store = tmp_path / "store"
+    with keeping_rows():
+        ensure_index(tmp_path / "repos" / "v1", store, make_chunker("function"), [make_retriever("bm25")], reuse=True)
+        shutil.rmtree(store / "_cache")
+        report = ensure_index(
+            tmp_path / "repos" / "v2", store, make_chunker("function"), [make_retriever("bm25")], reuse=True
+        )
+    assert {k: (v["hits"], v["misses"]) for k, v in report.cache.items()} == {"chunks": (0, 2), "term_counts": (0, 3)}
+    files, _ = walk_snapshot(tmp_path / "repos" / "v2")
+    chunks, _ = chunk_files(files, make_chunker("function"))
+    cache = ContentCache(store, lambda: tmp_path)
+    chunker_space = cache.namespace("chunks", {"chunker": make_chunker("function").config()})
+    assert chunker_space.holds_many([file_digest(f) for f in files]).tolist() == [True, True]
+    spec = (make_retriever("bm25").feature_specs() or {})["counts"]
+    counts_space = cache.namespace("term_counts", {"feature": json.loads(spec.config)})
+    assert counts_space.holds_many([reuse_module._chunk_digest(c) for c in chunks]).tolist() == [True] * 3
+
+
+def test_holds_many_reads_the_pack_indexes_only_and_counts_nothing(tmp_path: Path) -> None:
+    """Two items stored of three asked: [True, False, True] by the pack index, nothing counted; an entry whose
+    payload is damaged is still listed (holds_many reads no payload), and get_many then counts it corrupt."""
+    (tmp_path / "scratch").mkdir()
+    cache = ContentCache(tmp_path / "store", lambda: tmp_path / "scratch")
+    space = cache.namespace("chunks", {"chunker": {"name": "function"}})
+    assert space.holds_many(["d1"]).tolist() == [False]  # an empty namespace
+    space.put("d1", b"one")
+    space.put("d3", b"three")
+    space.flush()
+    again = ContentCache(tmp_path / "store", lambda: tmp_path / "scratch").namespace(
+        "chunks", {"chunker": {"name": "function"}}
+    )
+    assert again.holds_many(["d1", "d2", "d3"]).tolist() == [True, False, True]
+    assert again.holds_many([]).tolist() == []
+    assert (again.stats.hits, again.stats.misses, again.stats.corrupt) == (0, 0, 0)
+    (pack,) = [p for p in again.directory.iterdir() if p.suffix == ".pack"]
+    data = bytearray(pack.read_bytes())
+    data[data.index(b"one")] ^= 0xFF
+    pack.write_bytes(bytes(data))
+    third = ContentCache(tmp_path / "store", lambda: tmp_path / "scratch").namespace(
+        "chunks", {"chunker": {"name": "function"}}
+    )
+    assert third.holds_many(["d1"]).tolist() == [True]
+    assert third.get_many(["d1", "d3"]) == [None, b"three"]
+    assert (third.stats.hits, third.stats.corrupt) == (1, 1)
