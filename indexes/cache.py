@@ -285,6 +285,7 @@ class CacheNamespace:
     _keys_pending: set[bytes] = field(default_factory=set)
     _keys: dict[str, bytes] = field(default_factory=dict)
     _pending_bytes: int = 0
+    _written: list[str] = field(default_factory=list)
 
     @property
     def stats(self) -> CacheStats:
@@ -388,29 +389,22 @@ class CacheNamespace:
             out[i] = self._scan(index, j, keys[i])
         return out
 
-    def holds_many(self, digests: Sequence[str]) -> np.ndarray:
-        """Whether the namespace's pack indexes list an entry for each item, without reading the entries (so a
-        damaged payload is not seen) and without counting anything.
+    def pack_names(self) -> frozenset[str]:
+        """The packs this namespace's build has seen: those its index lists and those it wrote (file names).
 
-        :param digests: the items' digests.
-        :return: a bool array, one per item.
+        :return: the ``.pack`` file names.
         """
-        index = self._load()
-        held = np.zeros(len(digests), dtype=bool)
-        if not len(digests) or not len(index.prefix):
-            return held
-        keys = [self._key(d) for d in digests]
-        full = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, _SHA)
-        wanted = _prefixes(full)
-        pos = np.searchsorted(index.prefix, wanted)
-        found = pos < len(index.prefix)
-        found[found] = index.prefix[pos[found]] == wanted[found]
-        for i in np.flatnonzero(found).tolist():  # the run of entries sharing the prefix (one, almost always)
-            j = int(pos[i])
-            while j < len(index.prefix) and index.prefix[j] == wanted[i] and not held[i]:
-                held[i] = index.keys[j].tobytes() == keys[i]
-                j += 1
-        return held
+        return frozenset(p.name for p in self._load().packs) | frozenset(self._written)
+
+    def still_lists(self, earlier: CacheNamespace) -> bool:
+        """Whether every pack an earlier build of the same namespace saw is still in this build's listing: packs
+        are written once under a unique name and never changed, so then every entry that build could read is
+        still there (unless a pack was damaged in place, which only reading it shows).
+
+        :param earlier: the earlier build's namespace (after its :meth:`close`).
+        :return: ``True`` when no pack of it was removed or replaced.
+        """
+        return earlier.pack_names() <= self.pack_names()
 
     def _scan(self, index: _Index, j: int, key: bytes) -> bytes | None:
         """The payload of ``key`` from the run of entries sharing its prefix from ``j`` on (another key first, a
@@ -481,6 +475,7 @@ class CacheNamespace:
             pack = b"".join(entry for _, entry in pending)
             write_bytes_atomic(self.directory / f"{name}.pack", pack, temp_dir=scratch)
             write_bytes_atomic(self.directory / f"{name}.idx", body + hashlib.sha256(body).digest(), temp_dir=scratch)
+            self._written.append(f"{name}.pack")
         except OSError:
             self.stats.write_errors += len(pending)
 

@@ -419,13 +419,10 @@ def _counts_reusing_rows(
     """Term counts as :func:`_reused_feature` gives them, with the rows this thread's previous build kept joined in
     (:mod:`indexes.reuse_rows`) and only the other chunks assembled."""
     previous = previous_rows(namespace, digests)
-    if previous is not None:  # only rows whose piece the cache still lists (it may have been removed meanwhile)
-        held = np.flatnonzero(namespace.holds_many([digests[i] for i in previous[0].tolist()]))
-        previous = (previous[0][held], TermCounts(previous[1].terms, previous[1].counts[held])) if len(held) else None
     if previous is None:
         value: TermCounts = _reused_feature(retriever, name, namespace, chunks, digests)
     else:
-        namespace.stats.hits += len(previous[0])  # a row taken is a piece the cache lists (all_stored, holds_many)
+        namespace.stats.hits += len(previous[0])  # a row taken is a piece the cache holds (previous_rows)
         missing = np.setdiff1d(np.arange(len(chunks)), previous[0])
         todo = missing.tolist()
         rest = _reused_feature(retriever, name, namespace, [chunks[i] for i in todo], [digests[i] for i in todo])

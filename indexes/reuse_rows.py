@@ -25,11 +25,11 @@ row taken counts as a hit the cache holds). A single :func:`~indexes.build.ensur
 Memory: one snapshot's term counts per thread and spec, kept until the next task of that worker (astropy: 1.07M
 (chunk, term) pairs, about 20 MB with its terms and digests).
 
-**The cache may change during a batch** (``swe-explore store gc --cache``, a deleted ``_cache``): the rows a build
-takes are only those whose piece the namespace's pack indexes still list
-(:meth:`~indexes.cache.CacheNamespace.holds_many`); the others are looked up, computed and stored again as without
-kept rows. A piece damaged in place during the batch is not seen there (its payload is not read) and is found
-and replaced by the next build that reads it.
+**The cache may change during a batch** (``swe-explore store gc --cache``, a deleted ``_cache``): rows are taken
+only when every pack the previous build read or wrote is still listed
+(:meth:`~indexes.cache.CacheNamespace.still_lists`; packs are written once under unique names), else every
+chunk is looked up, computed and stored again as without kept rows. A piece damaged in place during the batch is
+not seen there (its payload is not read) and is found and replaced by the next build that reads it.
 
 **Files and chunk digests.** In the same blocks, a build also keeps, per ``chunks`` namespace, the chunks and
 report of every file whose piece the cache holds, by file digest (:func:`remember_files`), and the
@@ -106,6 +106,12 @@ def keeping_rows(enabled: bool = True) -> Iterator[None]:
         _LOCAL.enabled = before
 
 
+def _still_valid(earlier: CacheNamespace, now: CacheNamespace) -> bool:
+    """Whether what a build kept stands for pieces the cache holds now: all its pieces were stored, and none of
+    the packs it saw has been removed since (``swe-explore store gc --cache``, a deleted ``_cache``)."""
+    return earlier.all_stored and now.still_lists(earlier)
+
+
 def _key(namespace: CacheNamespace) -> tuple[str, str]:
     """What the kept rows are valid for: the namespace's directory (store, kind, config) and full config hash."""
     return (str(namespace.directory), namespace.config_hash)
@@ -143,7 +149,7 @@ def previous_rows(namespace: CacheNamespace, digests: Sequence[str]) -> tuple[np
     if not getattr(_LOCAL, "enabled", False):
         return None
     kept = getattr(_LOCAL, "counts", {}).get(_key(namespace))
-    if kept is None or not kept.namespace.all_stored:
+    if kept is None or not _still_valid(kept.namespace, namespace):
         return None
     found = [(i, row) for i, d in enumerate(digests) if (row := kept.rows.get(d)) is not None]
     if not found:
@@ -252,7 +258,7 @@ def previous_files(namespace: CacheNamespace) -> dict[str, FilePiece]:
     if not getattr(_LOCAL, "enabled", False):
         return {}
     kept: PreviousFiles | None = getattr(_LOCAL, "files", {}).get(_key(namespace))
-    if kept is None or not kept.namespace.all_stored:
+    if kept is None or not _still_valid(kept.namespace, namespace):
         return {}
     return kept.files
 

@@ -260,35 +260,31 @@ def test_a_cache_removed_during_a_batch_is_filled_again_not_counted_as_hits(tmp_
     chunks, _ = chunk_files(files, make_chunker("function"))
     cache = ContentCache(store, lambda: tmp_path)
     chunker_space = cache.namespace("chunks", {"chunker": make_chunker("function").config()})
-    assert chunker_space.holds_many([file_digest(f) for f in files]).tolist() == [True, True]
+    assert None not in chunker_space.get_many([file_digest(f) for f in files]) and len(files) == 2
     spec = (make_retriever("bm25").feature_specs() or {})["counts"]
     counts_space = cache.namespace("term_counts", {"feature": json.loads(spec.config)})
-    assert counts_space.holds_many([reuse_module._chunk_digest(c) for c in chunks]).tolist() == [True] * 3
+    assert None not in counts_space.get_many([reuse_module._chunk_digest(c) for c in chunks]) and len(chunks) == 3
 
 
-def test_holds_many_reads_the_pack_indexes_only_and_counts_nothing(tmp_path: Path) -> None:
-    """Two items stored of three asked: [True, False, True] by the pack index, nothing counted; an entry whose
-    payload is damaged is still listed (holds_many reads no payload), and get_many then counts it corrupt."""
+def test_a_later_build_still_lists_an_earlier_ones_packs_until_one_is_removed(tmp_path: Path) -> None:
+    """A build that wrote one pack: a later build's namespace lists it (and a pack of its own too), an empty
+    namespace or one whose directory was removed does not; the pack names are the written ones."""
     (tmp_path / "scratch").mkdir()
-    cache = ContentCache(tmp_path / "store", lambda: tmp_path / "scratch")
-    space = cache.namespace("chunks", {"chunker": {"name": "function"}})
-    assert space.holds_many(["d1"]).tolist() == [False]  # an empty namespace
-    space.put("d1", b"one")
-    space.put("d3", b"three")
-    space.flush()
-    again = ContentCache(tmp_path / "store", lambda: tmp_path / "scratch").namespace(
-        "chunks", {"chunker": {"name": "function"}}
-    )
-    assert again.holds_many(["d1", "d2", "d3"]).tolist() == [True, False, True]
-    assert again.holds_many([]).tolist() == []
-    assert (again.stats.hits, again.stats.misses, again.stats.corrupt) == (0, 0, 0)
-    (pack,) = [p for p in again.directory.iterdir() if p.suffix == ".pack"]
-    data = bytearray(pack.read_bytes())
-    data[data.index(b"one")] ^= 0xFF
-    pack.write_bytes(bytes(data))
-    third = ContentCache(tmp_path / "store", lambda: tmp_path / "scratch").namespace(
-        "chunks", {"chunker": {"name": "function"}}
-    )
-    assert third.holds_many(["d1"]).tolist() == [True]
-    assert third.get_many(["d1", "d3"]) == [None, b"three"]
-    assert (third.stats.hits, third.stats.corrupt) == (1, 1)
+
+    def namespace() -> CacheNamespace:
+        return ContentCache(tmp_path / "store", lambda: tmp_path / "scratch").namespace("chunks", {"chunker": {}})
+
+    empty, first = namespace(), namespace()
+    assert empty.pack_names() == frozenset()
+    first.put("d1", b"one")
+    first.close()
+    (pack,) = [p.name for p in first.directory.iterdir() if p.suffix == ".pack"]
+    assert first.pack_names() == {pack}
+    assert not empty.still_lists(first)  # its listing was read before the pack was written
+    later = namespace()
+    later.put("d2", b"two")
+    later.close()
+    assert later.still_lists(first) and later.still_lists(later) and len(later.pack_names()) == 2
+    shutil.rmtree(first.directory)
+    assert not namespace().still_lists(first)
+    assert namespace().still_lists(empty)
