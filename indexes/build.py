@@ -591,9 +591,7 @@ def _build_table(run: _Run, chunker: Chunker, expect: dict[str, Any]) -> tuple[C
     files, walk_stats, fingerprint = run.walk()
     t0 = time.perf_counter()
     if run.cache is not None:  # same chunks and statistics, files already chunked taken from the cache
-        caching = CachingChunker(chunker, run.cache, run.digests())
-        chunks, chunk_stats = chunk_files(files, caching)
-        caching.remember()
+        chunks, chunk_stats = chunk_files(files, CachingChunker(chunker, run.cache, run.digests()))
     else:
         chunks, chunk_stats = chunk_files(files, chunker)
     run.report.seconds["chunk"] = time.perf_counter() - t0

@@ -49,15 +49,7 @@ from swe_explore.indexes.cache import CacheNamespace, ContentCache, file_digest
 from swe_explore.indexes.collector import paused_gc
 from swe_explore.indexes.graph_build import ChunkNames, chunk_names
 from swe_explore.indexes.graph_imports import ImportSpecs, extract_imports, specs_fit
-from swe_explore.indexes.reuse_rows import (
-    FilePiece,
-    chunk_digests,
-    join_counts,
-    previous_files,
-    previous_rows,
-    remember_counts,
-    remember_files,
-)
+from swe_explore.indexes.reuse_rows import join_counts, previous_rows, remember_counts
 from swe_explore.retrievers.base import FeatureSpec, Retriever
 from swe_explore.retrievers.features import TermCounts, build_retrievers
 
@@ -126,10 +118,7 @@ class CachingChunker(Chunker):
     """A chunker that looks each file up in the cache before chunking it, and stores what it chunks.
 
     It gives exactly the wrapped chunker's chunks and reports (so :func:`chunking.registry.chunk_files` computes
-    the same statistics), and its :meth:`config` is the wrapped chunker's. Inside
-    :func:`~indexes.reuse_rows.keeping_rows`, a file found in the cache that the previous build of the thread kept
-    is taken from there instead of being decoded (the lookup still checks and counts the entry, so a piece gone
-    from the cache or damaged is computed and stored again), and :meth:`remember` keeps this build's files.
+    the same statistics), and its :meth:`config` is the wrapped chunker's.
 
     :param chunker: the chunk strategy.
     :param cache: the build's cache.
@@ -143,16 +132,13 @@ class CachingChunker(Chunker):
         self.digests = digests
         self.namespace = cache.namespace("chunks", {"chunker": chunker.config()})
         self._stored: dict[str, bytes | None] | None = None
-        self._previous = previous_files(self.namespace)
-        self._kept: dict[str, FilePiece] = {}
 
     def config(self) -> dict[str, object]:
         """The wrapped chunker's config."""
         return self.chunker.config()
 
     def chunk_file_report(self, source: SourceFile) -> tuple[list[Chunk], FileReport]:
-        """The file's chunks and report: from the cache if stored (the previous build's objects when it kept the
-        file), else from the wrapped chunker (then stored).
+        """The file's chunks and report: from the cache if stored, else from the wrapped chunker (then stored).
 
         :param source: the file.
         :return: ``(chunks, report)``, equal to the wrapped chunker's.
@@ -167,27 +153,15 @@ class CachingChunker(Chunker):
         else:
             payload = self._stored.pop(source.path, None)
         if payload is not None:
-            kept = self._previous.get(digest)
-            if kept is not None:  # the same chunks the payload decodes to, without decoding it
-                self._kept[digest] = kept
-                return list(kept[0]), kept[1]
             try:
-                chunks, report = _decode_chunks(payload, source)
-                self._kept[digest] = (list(chunks), report)
-                return chunks, report
+                return _decode_chunks(payload, source)
             except _Malformed:
                 self.namespace.reject()
         chunks, report = self.chunker.chunk_file_report(source)
         encoded = _encode_chunks(chunks, report, source)
         if encoded is not None:
             self.namespace.put(digest, encoded)
-            self._kept[digest] = (list(chunks), report)
         return chunks, report
-
-    def remember(self) -> None:
-        """Keep the files of this build whose piece the cache holds for the next build of the thread
-        (:func:`~indexes.reuse_rows.remember_files`); call it once every file is chunked."""
-        remember_files(self.namespace, self._kept)
 
 
 # Feature pieces ----------------------------------------------------------------------------------------------------
@@ -405,7 +379,7 @@ def build_retrievers_reusing(
             return retriever.compute_feature(name, chunks)
         namespace = cache.namespace(spec.kind, {"feature": json.loads(spec.config)})
         if not digests:
-            digests.extend(chunk_digests(chunks, _chunk_digest))
+            digests.extend(_chunk_digest(c) for c in chunks)
         if spec.kind == "term_counts":
             return _counts_reusing_rows(retriever, name, namespace, chunks, digests)
         return _reused_feature(retriever, name, namespace, chunks, digests)

@@ -1,5 +1,4 @@
-"""Term counts assembled from the rows of the previous build, and the chunks of the files it shares: the snapshots
-of a batch share most of their files and chunks.
+"""Term counts assembled from the rows of the previous build: the snapshots of a batch share most of their chunks.
 
 A batch indexes the snapshots of one repository one after the other, and each snapshot shares most of its chunks
 with the one before (of the 37 sphinx snapshots of the 76-instance set, 93% of the chunks were seen before). The
@@ -30,46 +29,23 @@ only when every pack the previous build read or wrote is still listed
 (:meth:`~indexes.cache.CacheNamespace.still_lists`; packs are written once under unique names), else every
 chunk is looked up, computed and stored again as without kept rows. A piece damaged in place during the batch is
 not seen there (its payload is not read) and is found and replaced by the next build that reads it.
-
-**Files and chunk digests.** In the same blocks, a build also keeps, per ``chunks`` namespace, the chunks and
-report of every file whose piece the cache holds, by file digest (:func:`remember_files`), and the
-:func:`~indexes.reuse._chunk_digest` of each of its chunks (:func:`chunk_digests`). The next build still looks
-every file up in the cache (so the statistics, and a piece gone or damaged, are as without kept files), but takes
-a file found there from the kept ones (:func:`previous_files`) instead of decoding its piece, and the digest of a
-chunk object it took instead of hashing the chunk's text again. A file digest fixes the file's path, language and
-lines, so under one chunker config its cached chunks are a function of it, and the kept ones are the ones the
-cache gives (only files whose piece was stored or found are kept, and only when all pieces were stored); the
-chunk objects are immutable and the digest is kept with the object it belongs to. The previous snapshot's chunk
-objects stay alive until the next build of the thread, or until :func:`keeping_rows` ``(False)``.
 """
 
 from __future__ import annotations
 
 import threading
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from swe_explore.chunking.types import Chunk
-from swe_explore.chunking.window import FileReport
 from swe_explore.indexes.cache import CacheNamespace
 from swe_explore.retrievers.features import TermCounts
 
-__all__ = [
-    "PreviousCounts",
-    "PreviousFiles",
-    "chunk_digests",
-    "join_counts",
-    "keeping_rows",
-    "previous_files",
-    "previous_rows",
-    "remember_counts",
-    "remember_files",
-]
+__all__ = ["PreviousCounts", "join_counts", "keeping_rows", "previous_rows", "remember_counts"]
 
 _LOCAL = threading.local()
 
@@ -90,14 +66,13 @@ class PreviousCounts:
 
 @contextmanager
 def keeping_rows(enabled: bool = True) -> Iterator[None]:
-    """Within the block, builds of this thread keep their term counts, files and chunk digests, and use the previous
-    build's.
+    """Within the block, builds of this thread keep their term counts and use the previous build's rows.
 
-    :param enabled: ``False``: the block keeps and uses nothing (and what was kept before is dropped).
+    :param enabled: ``False``: the block keeps and uses nothing (and the rows kept before are dropped).
     :return: a context manager.
     """
     if not enabled:
-        _LOCAL.counts, _LOCAL.files, _LOCAL.digests = {}, {}, {}
+        _LOCAL.counts = {}
     before = getattr(_LOCAL, "enabled", False)
     _LOCAL.enabled = enabled
     try:
@@ -214,69 +189,3 @@ def join_counts(n_rows: int, first: tuple[np.ndarray, TermCounts], second: tuple
     )
     matrix.sum_duplicates()
     return TermCounts(terms, matrix)
-
-
-# Files and chunk digests -------------------------------------------------------------------------------------------
-
-#: A file's chunks and chunking report, as :meth:`~chunking.registry.Chunker.chunk_file_report` gives them.
-FilePiece = tuple[list[Chunk], FileReport]
-
-
-@dataclass(frozen=True)
-class PreviousFiles:
-    """The files of the last build in one ``chunks`` namespace whose pieces the cache holds.
-
-    :param files: file digest -> the file's chunks and report.
-    :param namespace: the namespace of that build, to tell whether its pieces were all stored.
-    """
-
-    files: dict[str, FilePiece]
-    namespace: CacheNamespace
-
-
-def remember_files(namespace: CacheNamespace, files: dict[str, FilePiece]) -> None:
-    """Keep a build's files for the next build of this thread in the same namespace (replacing the last), inside
-    :func:`keeping_rows`; outside it, nothing.
-
-    :param namespace: the ``chunks`` namespace the files were looked up or stored in.
-    :param files: file digest -> chunks and report, for the files whose piece was found or stored only.
-    """
-    if not getattr(_LOCAL, "enabled", False):
-        return
-    kept: dict[tuple[str, str], PreviousFiles] = getattr(_LOCAL, "files", {})
-    kept[_key(namespace)] = PreviousFiles(files, namespace)
-    _LOCAL.files = kept
-
-
-def previous_files(namespace: CacheNamespace) -> dict[str, FilePiece]:
-    """The files the last build of this thread in this namespace kept (:func:`remember_files`).
-
-    :param namespace: the ``chunks`` namespace.
-    :return: file digest -> chunks and report; empty outside :func:`keeping_rows`, when nothing is kept for the
-        namespace, or when the previous build's pieces were not all stored.
-    """
-    if not getattr(_LOCAL, "enabled", False):
-        return {}
-    kept: PreviousFiles | None = getattr(_LOCAL, "files", {}).get(_key(namespace))
-    if kept is None or not _still_valid(kept.namespace, namespace):
-        return {}
-    return kept.files
-
-
-def chunk_digests(chunks: Sequence[Chunk], digest: Callable[[Chunk], str]) -> list[str]:
-    """Each chunk's digest: kept from the previous build of this thread for a chunk object it kept, else computed;
-    inside :func:`keeping_rows` these chunks' digests are then kept (replacing the last).
-
-    :param chunks: the chunks.
-    :param digest: the digest function (:func:`~indexes.reuse._chunk_digest`; a pure function of the chunk).
-    :return: one digest per chunk.
-    """
-    enabled = getattr(_LOCAL, "enabled", False)
-    kept: dict[int, tuple[Chunk, str]] = getattr(_LOCAL, "digests", {}) if enabled else {}
-    out = []
-    for chunk in chunks:
-        found = kept.get(id(chunk))
-        out.append(found[1] if found is not None and found[0] is chunk else digest(chunk))
-    if enabled:
-        _LOCAL.digests = {id(c): (c, d) for c, d in zip(chunks, out, strict=True)}
-    return out

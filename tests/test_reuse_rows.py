@@ -1,12 +1,12 @@
-"""Term counts joined from the previous build's rows, and its files and chunk digests (indexes/reuse_rows.py):
-hand-computed joins, rows and files kept only inside keeping_rows and per namespace, and a batch whose snapshots
-take rows and files from the one before writes the index files a build without reuse writes."""
+"""Term counts joined from the previous build's rows (indexes/reuse_rows.py): hand-computed joins, rows kept only
+inside keeping_rows, per namespace and while the cache still lists the previous build's packs, and a batch whose
+snapshots take rows from the one before writes the index files a build without reuse writes."""
 
 from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,21 +15,16 @@ import pytest
 import scipy.sparse as sp
 
 from swe_explore.chunking.registry import chunk_files, make_chunker
-from swe_explore.chunking.types import Chunk, SourceFile
 from swe_explore.chunking.walk import walk_snapshot
-from swe_explore.chunking.window import FileReport
 from swe_explore.commands.index import main as index_main
 from swe_explore.indexes import reuse as reuse_module
 from swe_explore.indexes.build import ensure_index
 from swe_explore.indexes.cache import CacheNamespace, ContentCache, file_digest
 from swe_explore.indexes.reuse_rows import (
-    chunk_digests,
     join_counts,
     keeping_rows,
-    previous_files,
     previous_rows,
     remember_counts,
-    remember_files,
 )
 from swe_explore.retrievers.features import TermCounts, counts_from_tokens
 from swe_explore.retrievers.registry import make_retriever
@@ -157,48 +152,6 @@ def test_a_batch_joining_rows_writes_the_index_a_build_without_reuse_writes(
     assert reused == plain and any(k.endswith("tf.npz") for k in plain)
 
 
-def test_files_and_chunk_digests_are_kept_only_inside_keeping_rows(tmp_path: Path) -> None:
-    """A build's files are found by the next build of the thread in the same chunks namespace only, only inside
-    the block and only when its pieces were all stored; a chunk object kept with its digest is not hashed again,
-    an equal but other object is (and gets the same digest)."""
-    (tmp_path / "scratch").mkdir()
-    cache = ContentCache(tmp_path / "store", lambda: tmp_path / "scratch")
-    space = cache.namespace("chunks", {"chunker": {"name": "function"}})
-    other = cache.namespace("chunks", {"chunker": {"name": "window"}})
-    chunk = Chunk("a.py", 1, 2, "function", "f", "python", "def f():\n    pass")
-    piece = ([chunk], FileReport())
-    remember_files(space, {"fd1": piece})
-    assert previous_files(space) == {}
-    hashed: list[Chunk] = []
-
-    def digest(c: Chunk) -> str:
-        hashed.append(c)
-        return f"{c.path}:{c.start}"
-
-    assert chunk_digests([chunk], digest) == ["a.py:1"] and len(hashed) == 1  # outside: computed, not kept
-    assert chunk_digests([chunk], digest) == ["a.py:1"] and len(hashed) == 2
-    with keeping_rows():
-        assert previous_files(space) == {}
-        remember_files(space, {"fd1": piece})
-        assert previous_files(space) == {"fd1": piece}
-        assert previous_files(other) == {}
-        space.put("fd2", b"piece")  # not written yet: the build's files are not used
-        assert previous_files(space) == {}
-        space.flush()
-        assert previous_files(space) == {"fd1": piece}
-        space.stats.write_errors += 1
-        assert previous_files(space) == {}
-        space.stats.write_errors = 0
-        twin = Chunk("a.py", 1, 2, "function", "f", "python", "def f():\n    pass")
-        assert chunk_digests([chunk], digest) == ["a.py:1"] and len(hashed) == 3  # first build: computed, kept
-        assert chunk_digests([twin, chunk], digest) == ["a.py:1", "a.py:1"] and hashed[3:] == [twin]
-        assert chunk_digests([twin], digest) == ["a.py:1"] and len(hashed) == 4  # kept by the last build
-        assert chunk_digests([chunk], digest) == ["a.py:1"] and hashed[4:] == [chunk]  # the last build kept twin only
-    with keeping_rows(enabled=False), keeping_rows():
-        assert previous_files(space) == {}
-        assert chunk_digests([chunk], digest) == ["a.py:1"] and len(hashed) == 6
-
-
 def _versions(repos: Path) -> None:
     """The three snapshots of the batch test above."""
     a_v1 = "def alpha(x):\n    return x + 1\n\n\ndef beta(y):\n    return y * 2\n"
@@ -208,45 +161,10 @@ def _versions(repos: Path) -> None:
     _snapshot(repos / "v3", common | {"pkg/c.py": "def epsilon(z):\n    return z\n"})
 
 
-def test_a_batch_takes_the_files_it_shares_with_the_build_before_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The batch of the test above: every file is looked up (3, 2 and 3 files), but v2 takes README.md from v1's
-    build and v3 takes it from v2's, so only v3's pkg/a.py (as in v1: in the cache, not in v2) is decoded. The
-    hits are those of a build without kept files: 0, 1 and 2 files."""
-    _versions(tmp_path / "repos")
-    looked_up: list[int] = []
-    decoded: list[str] = []
-    real_get_many, real_decode = CacheNamespace.get_many, reuse_module._decode_chunks
-
-    def recording_get_many(self: CacheNamespace, digests: Sequence[str]) -> list[bytes | None]:
-        if self.kind == "chunks":
-            looked_up.append(len(digests))
-        return real_get_many(self, digests)
-
-    def recording_decode(payload: bytes, source: SourceFile) -> tuple[list[Chunk], FileReport]:
-        decoded.append(source.path)
-        return real_decode(payload, source)
-
-    monkeypatch.setattr(CacheNamespace, "get_many", recording_get_many)
-    monkeypatch.setattr(reuse_module, "_decode_chunks", recording_decode)
-    args = ["--repos", str(tmp_path / "repos"), "--out", str(tmp_path / "store"), "--jobs", "1"]
-    assert index_main([*args, "--backend", "sequential", "--no-history", "--quiet"]) == 0
-    assert looked_up == [3, 2, 3]
-    assert decoded == ["pkg/a.py"]
-    (report,) = (tmp_path / "store" / "_reports").glob("index-*.json")
-    rows = json.loads(report.read_text())["snapshots"]
-    assert [(r["snapshot"], r["cache"]["chunks"]["hits"], r["cache"]["chunks"]["misses"]) for r in rows] == [
-        ("v1", 0, 3),
-        ("v2", 1, 1),
-        ("v3", 2, 1),
-    ]
-
-
 def test_a_cache_removed_during_a_batch_is_filled_again_not_counted_as_hits(tmp_path: Path) -> None:
     """v1 and v2 built in one block with the store's cache deleted between them (as ``store gc --cache`` may do):
-    v2 uses none of v1's kept files or rows (0 hits; 2 file and 3 chunk misses, as in an empty cache) and
-    stores every piece again, so the cache then lists each of v2's files and chunks."""
+    v2 takes none of v1's rows (0 hits; 2 file and 3 chunk misses, as in an empty cache) and stores every piece
+    again, so the cache then holds each of v2's files and chunks."""
     _versions(tmp_path / "repos")
     store = tmp_path / "store"
     with keeping_rows():
