@@ -62,7 +62,8 @@ import socket
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Generic, TypeVar
@@ -422,17 +423,18 @@ class ChunkTable:
 
     chunks: list[Chunk]
     file_lines: dict[str, int]
-    _fingerprint: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def fingerprint(self) -> str:
         """SHA-256 of the table's content; a retriever records it to prove which chunks it indexed. Computed on the
         first call (a build asks three to five times; the table is not changed after it is made)."""
-        if not self._fingerprint:
-            digest = hashlib.sha256()
-            for c in self.chunks:
-                digest.update(f"{c.path}\0{c.start}\0{c.end}\0{c.kind}\0{c.symbol}\0{c.language}\n".encode())
-            self._fingerprint.append(digest.hexdigest())
-        return self._fingerprint[0]
+        return self._content_fingerprint
+
+    @cached_property
+    def _content_fingerprint(self) -> str:
+        digest = hashlib.sha256()
+        for c in self.chunks:
+            digest.update(f"{c.path}\0{c.start}\0{c.end}\0{c.kind}\0{c.symbol}\0{c.language}\n".encode())
+        return digest.hexdigest()
 
     def save(self, directory: Path) -> None:
         """Write ``chunks.json`` (strings) and ``chunks.npz`` (int32 columns) into ``directory``."""
