@@ -47,6 +47,7 @@ Rules (documented in ``docs/chunking.md``):
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 from collections.abc import Iterator
@@ -309,7 +310,32 @@ def _read_ignore_rules(abs_dir: str, rel_dir: str, names: set[str], rules: _Igno
                 continue
     if not lines:
         return rules
-    return (*rules, (rel_dir, GitIgnoreSpec.from_lines(lines)))
+    return (*rules, (rel_dir, _ignore_spec(lines)))
+
+
+def _ignore_spec(lines: list[str]) -> GitIgnoreSpec:
+    """The patterns of one directory's ignore files, without the ones pathspec cannot compile.
+
+    git never matches an invalid pattern (a trailing backslash, a reversed range such as ``[z-a]``) and goes on with
+    the others; pathspec raises for the whole file (``GitIgnorePatternError``, a ``ValueError``, or ``re.error``), so
+    such a line would otherwise fail the snapshot's walk.
+
+    :param lines: the lines of the directory's ignore files, in order.
+    :return: the compiled patterns.
+    """
+    try:
+        return GitIgnoreSpec.from_lines(lines)
+    except (ValueError, re.error):
+        return GitIgnoreSpec.from_lines([line for line in lines if _compiles(line)])
+
+
+def _compiles(line: str) -> bool:
+    """Whether pathspec compiles one ignore-file line on its own."""
+    try:
+        GitIgnoreSpec.from_lines([line])
+    except (ValueError, re.error):
+        return False
+    return True
 
 
 def _is_ignored(rel: str, is_dir: bool, rules: _IgnoreRules) -> bool:

@@ -240,6 +240,15 @@ def save_npz(path: Path, matrix: sp.spmatrix) -> None:
                 np.lib.format.write_array(member, array, allow_pickle=False)
 
 
+def _one_string_per_line(terms: list[str]) -> str:
+    """``json.dumps(terms, ensure_ascii=False, indent=0)``: ``[``, one string per line, ``]`` (``[]`` when empty),
+    the same characters, written by the C encoder (an ``indent`` makes :mod:`json` encode in Python): 3 ms
+    instead of 5 ms for the 26K terms of a sphinx snapshot's vocabulary."""
+    if not terms:
+        return "[]"
+    return "[\n" + json.dumps(terms, ensure_ascii=False, separators=(",\n", ":"))[1:-1] + "\n]"
+
+
 def _write_state_file(path: Path, value: Any) -> None:
     """Write one value of a :class:`~retrievers.base.RetrieverState` in the format its extension names.
 
@@ -255,9 +264,8 @@ def _write_state_file(path: Path, value: Any) -> None:
         np.save(path, value, allow_pickle=False)
     elif suffix == ".npz" and sp.issparse(value):
         save_npz(path, value)
-    elif suffix == ".json" and isinstance(value, list) and all(isinstance(t, str) for t in value):
-        # indent=0: "[", one string per line, "]" (4x faster than one dumps per term: 10 ms for 30K terms)
-        path.write_text(json.dumps(value, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
+    elif suffix == ".json" and isinstance(value, list) and set(map(type, value)) <= {str}:
+        path.write_text(_one_string_per_line(value) + "\n", encoding="utf-8")
     elif suffix not in (".npy", ".npz", ".json") and isinstance(value, bytes):
         path.write_bytes(value)
     else:

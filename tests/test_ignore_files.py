@@ -185,3 +185,14 @@ def test_git_work_tree_without_git_falls_back_to_the_ignore_files(
     files, stats = walk_snapshot(tmp_path)
     assert [f.path for f in files if f.path.endswith(".py")] == ["main.py"]
     assert (stats.skipped.get("ignored"), stats.skipped.get("ignored_dir")) == (2, 1)
+
+
+def test_invalid_ignore_patterns_are_skipped_as_git_skips_them(tmp_path: Path) -> None:
+    """A line pathspec cannot compile (a reversed range, a trailing backslash) matches nothing, as in git; the
+    other lines of the file still apply and the walk does not fail (before: ``re.error`` for the snapshot)."""
+    for rel in ("a.py", "b.log", "c.py", "z.py"):
+        _write(tmp_path, rel)
+    _write(tmp_path, ".gitignore", "[z-a].py\n*.log\n\\\nc.py\n")
+    files, stats = walk_snapshot(tmp_path)
+    assert [f.path for f in files] == ["a.py", "z.py"]
+    assert stats.skipped["ignored"] == 2

@@ -17,6 +17,8 @@ from swe_explore.chunking.types import Chunk
 from swe_explore.indexes.files import (
     META_FILE,
     CorruptIndexError,
+    _read_state_file,
+    _write_state_file,
     file_records,
     load_retriever,
     save_retriever,
@@ -341,3 +343,17 @@ def test_retrievers_never_import_indexes() -> None:
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "terms",
+    [[], ["a"], ["b", "a"], ['q"uote', "back\\slash", "tab\there", "nl\nx", "é", "\u2028", "nul\x00"]],
+)
+def test_vocabulary_file_is_json_with_one_term_per_line(tmp_path: Path, terms: list[str]) -> None:
+    """A vocabulary is written as ``json.dumps(..., ensure_ascii=False, indent=0)`` wrote it (the files of an
+    existing store keep their bytes): ``[``, one JSON string per line, ``]``, and reads back equal."""
+    path = tmp_path / "vocab.json"
+    _write_state_file(path, terms)
+    expected = "[]\n" if not terms else "[\n" + ",\n".join(json.dumps(t, ensure_ascii=False) for t in terms) + "\n]\n"
+    assert path.read_text(encoding="utf-8") == expected
+    assert _read_state_file(path) == terms
