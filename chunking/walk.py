@@ -314,11 +314,13 @@ def _read_ignore_rules(abs_dir: str, rel_dir: str, names: set[str], rules: _Igno
 
 
 def _ignore_spec(lines: list[str]) -> GitIgnoreSpec:
-    """The patterns of one directory's ignore files, without the ones pathspec cannot compile.
+    """The patterns of one directory's ignore files, read as git reads them where pathspec cannot compile a line.
 
-    git never matches an invalid pattern (a trailing backslash, a reversed range such as ``[z-a]``) and goes on with
-    the others; pathspec raises for the whole file (``GitIgnorePatternError``, a ``ValueError``, or ``re.error``), so
-    such a line would otherwise fail the snapshot's walk.
+    pathspec copies a bracket expression into a regex, so a reversed range (``[z-a]``) raises ``re.error`` for the
+    whole file, and a trailing backslash raises ``GitIgnorePatternError`` (a ``ValueError``). Such a line is
+    rewritten as git's wildmatch reads it (:func:`_as_git_reads_brackets`: ``[z-a]`` is ``[z]``, the range adding
+    nothing), and dropped if it still does not compile (git never matches a pattern ending in a backslash); the
+    other lines apply as they are.
 
     :param lines: the lines of the directory's ignore files, in order.
     :return: the compiled patterns.
@@ -326,7 +328,8 @@ def _ignore_spec(lines: list[str]) -> GitIgnoreSpec:
     try:
         return GitIgnoreSpec.from_lines(lines)
     except (ValueError, re.error):
-        return GitIgnoreSpec.from_lines([line for line in lines if _compiles(line)])
+        kept = [line if _compiles(line) else _as_git_reads_brackets(line) for line in lines]
+        return GitIgnoreSpec.from_lines([line for line in kept if line is not None and _compiles(line)])
 
 
 def _compiles(line: str) -> bool:
@@ -336,6 +339,106 @@ def _compiles(line: str) -> bool:
     except (ValueError, re.error):
         return False
     return True
+
+
+def _as_git_reads_brackets(line: str) -> str | None:
+    """An ignore-file line with each bracket expression rewritten as the set git's wildmatch matches, for pathspec.
+
+    git reads ``[...]`` left to right: ``\\x`` is ``x``; ``-`` between a previous character and another one
+    (not ``]``) is a range, which adds nothing when reversed (``[z-a]`` matches ``z`` only, ``[b-a-c]`` matches
+    ``b``, ``-`` and ``c``: after a range ``-`` is a character again); ``!`` or ``^`` first negates; a ``]`` first is
+    a character. The set is written back with ``]`` first, the ranges, the other characters, then ``^`` and ``-``.
+
+    :param line: one line of an ignore file.
+    :return: the rewritten line; ``None`` for an expression left open or holding a POSIX class (``[:alpha:]``), or
+        whose rewritten set would start with ``!`` or ``^`` (the caller then drops the line).
+    """
+    out: list[str] = []
+    i, n = 0, len(line)
+    while i < n:
+        if line[i] == "\\":
+            out.append(line[i : i + 2])
+            i += 2
+        elif line[i] != "[":
+            out.append(line[i])
+            i += 1
+        else:
+            parsed = _git_bracket(line, i)
+            if parsed is None:
+                return None
+            i, text = parsed
+            out.append(text)
+    return "".join(out)
+
+
+def _git_bracket(line: str, start: int) -> tuple[int, str] | None:
+    """The bracket expression at ``line[start]`` (a ``[``) as :func:`_as_git_reads_brackets` rewrites it.
+
+    :param line: the line.
+    :param start: the index of its ``[``.
+    :return: ``(index after the closing ], rewritten expression)``, or ``None`` (see the caller).
+    """
+    j, n = start + 1, len(line)
+    negated = j < n and line[j] in "!^"
+    j += negated
+    chars: dict[str, None] = {}
+    ranges: list[tuple[str, str]] = []
+    previous, first = "", True
+    while j < n and (first or line[j] != "]"):
+        first, char = False, line[j]
+        if char == "\\" and j + 1 < n:
+            j += 1
+            chars[line[j]] = None
+            previous = line[j]
+        elif char == "-" and previous and j + 1 < n and line[j + 1] != "]":
+            j += 1
+            if line[j] == "\\" and j + 1 < n:
+                j += 1
+            if previous <= line[j]:
+                ranges.append((previous, line[j]))
+            previous = ""
+        elif char == "[" and line.startswith("[:", j):
+            return None
+        else:
+            chars[char] = None
+            previous = char
+        j += 1
+    if j >= n:
+        return None
+    text = _bracket_text(chars, ranges)
+    return None if text is None else (j + 1, "[" + ("!" if negated else "") + text + "]")
+
+
+def _bracket_text(chars: dict[str, None], ranges: list[tuple[str, str]]) -> str | None:
+    """A bracket expression's set written for pathspec, which copies it into a regex and closes it at the first
+    ``]`` after the first character: ``]`` first (a range over it split around it), then the ranges and
+    characters, led by one that is not ``!`` or ``^`` (else read as a negation), and ``-`` last (or first).
+
+    :param chars: the single characters, in order.
+    :param ranges: the ``(low, high)`` ranges, low <= high.
+    :return: the text between the brackets (without the negation), or ``None`` if it cannot be written.
+    """
+    lead, dash = "]" in chars, "-" in chars
+    units: list[str] = []
+    for low, high in ranges:
+        pieces = [(low, high)]
+        if low <= "]" <= high:  # ``]`` goes first, on its own
+            lead = True
+            pieces = [(low, chr(ord("]") - 1)), (chr(ord("]") + 1), high)]
+        for a, b in pieces:
+            if a == "-":  # a unit starting with ``-`` would join the one before it into a range
+                dash, a = True, chr(ord("-") + 1)
+            if a < b:
+                units.append(f"{a}-{b}")
+            elif a == b:
+                chars[a] = None
+    units += [c for c in chars if c not in "]^-"] + (["^"] if "^" in chars else [])
+    if not lead:
+        k = next((i for i, unit in enumerate(units) if unit[0] not in "!^"), None)
+        if k is None:
+            return "-" + "".join(units) if dash else None
+        units.insert(0, units.pop(k))
+    return ("]" if lead else "") + "".join(units) + ("-" if dash else "")
 
 
 def _is_ignored(rel: str, is_dir: bool, rules: _IgnoreRules) -> bool:

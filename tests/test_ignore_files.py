@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from swe_explore.chunking.walk import SNAPSHOT_MARKER, WalkConfig, walk_snapshot
+from swe_explore.chunking.walk import SNAPSHOT_MARKER, WalkConfig, _as_git_reads_brackets, walk_snapshot
 
 
 def _write(root: Path, rel: str, text: str = "x = 1\n") -> None:
@@ -187,12 +187,31 @@ def test_git_work_tree_without_git_falls_back_to_the_ignore_files(
     assert (stats.skipped.get("ignored"), stats.skipped.get("ignored_dir")) == (2, 1)
 
 
-def test_invalid_ignore_patterns_are_skipped_as_git_skips_them(tmp_path: Path) -> None:
-    """A line pathspec cannot compile (a reversed range, a trailing backslash) matches nothing, as in git; the
-    other lines of the file still apply and the walk does not fail (before: ``re.error`` for the snapshot)."""
-    for rel in ("a.py", "b.log", "c.py", "z.py"):
+def test_ignore_lines_pathspec_cannot_compile_are_read_as_git_reads_them(tmp_path: Path) -> None:
+    """A reversed range, which pathspec turns into a regex that does not compile (``re.error`` for the snapshot
+    before), matches what git 2.39 matches: ``[z-a]`` is ``z``, ``[b-a-c]`` is ``b``, ``-`` or ``c`` (after a range
+    ``-`` is a character again), ``[!z-a]`` any one character but ``z``; a line ending in a backslash matches nothing;
+    the file's other lines apply (``git status --ignored`` on the same files gave the same six)."""
+    for rel in ("a.py", "b.log", "c.py", "z.py", "bx.py", "-x.py", "ax.py", "zy.py", "ay.py"):
         _write(tmp_path, rel)
-    _write(tmp_path, ".gitignore", "[z-a].py\n*.log\n\\\nc.py\n")
+    _write(tmp_path, ".gitignore", "[z-a].py\n*.log\n\\\nc.py\n[b-a-c]x.py\n[!z-a]y.py\n")
     files, stats = walk_snapshot(tmp_path)
-    assert [f.path for f in files] == ["a.py", "z.py"]
-    assert stats.skipped["ignored"] == 2
+    assert [f.path for f in files] == ["a.py", "ax.py", "zy.py"]
+    assert stats.skipped["ignored"] == 6
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("[z-a].py", "[z].py"),
+        ("[!z-ab]", "[!zb]"),
+        ("[b-a-c]", "[bc-]"),
+        ("[]-a]", "[]^-a]"),  # ``]``-``a`` holds ``]``: it goes first, the rest of the range after it
+        ("[\\--^]", "[].-\\^-]"),  # ``-`` to ``^`` after an escaped ``-``: ``-`` last, ``.``-``\\`` for the rest
+        ("a\\[z-a]", "a\\[z-a]"),  # an escaped ``[`` is not a bracket
+        ("[z-a", None),
+        ("[[:alpha:]z-a]", None),
+    ],
+)
+def test_bracket_expressions_are_rewritten_as_the_set_git_matches(line: str, expected: str | None) -> None:
+    assert _as_git_reads_brackets(line) == expected
