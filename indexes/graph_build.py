@@ -411,9 +411,10 @@ def _reference_pairs(
     ref_src: list[int] = []
     ref_dst: list[int] = []
     for i, c in enumerate(chunks):
-        if c.language == TEXT or not c.text:
+        if c.language == TEXT:
             continue
-        used = linkable.intersection(names[i][0])
+        used = linkable.intersection(names[i][0])  # empty for a chunk without text (chunk_names), whose text
+        # a graph worker may not have been sent
         if not used:
             continue
         used -= {name_of(s) for s in sites.chunk_symbols[i]}

@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -340,45 +341,45 @@ def _memory_for_a_child(proc: Path = Path("/proc"), root: Path = Path("/sys/fs/c
 
 
 class GraphWorker:
-    """The symbol graph of :func:`ensure_graph_in_run` computed in a forked child process while the parent builds
-    the retrievers, on a second CPU.
+    """The symbol graph of :func:`ensure_graph_in_run` computed in a child process while the parent builds the
+    retrievers, on a second CPU.
 
-    The child inherits the walked files, the chunks with text and the cache pieces the parent looked up
-    (:func:`~indexes.reuse.graph_names_lookup`; copy-on-write, nothing is pickled on the way in), runs the
-    computing steps only (:func:`~indexes.reuse.graph_names_compute` and
-    :func:`~indexes.graph_build.build_graph`), and sends back the graph and the new cache pieces. The parent
-    saves the graph and stores the pieces, as :func:`ensure_graph_in_run` does, so the store's files are the
-    same bytes (``tests/test_graph_worker.py``). If the child fails or dies, the parent builds the graph itself.
-    The build's CPU time stays the same (the child's is reported as ``graph_worker_cpu``); its wall time shrinks by
-    the graph step when a second CPU is free (``docs/benchmarks.md``, issue 21).
+    The child is forked once per thread, at the first graph, and then builds one snapshot's graph after another
+    (:class:`_Service`): each build sends it the walked files, the chunks and the cache pieces the parent looked up
+    (:func:`~indexes.reuse.graph_names_lookup`), with the text only of the files whose pieces are to be computed
+    (and of the few the import resolver reads); it runs the computing steps only
+    (:func:`~indexes.reuse.graph_names_compute`, taking the pieces of the snapshot before from memory when their
+    bytes are the same, and :func:`~indexes.graph_build.build_graph`) and sends back the graph and the new cache
+    pieces. The parent saves the graph and stores the pieces, as :func:`ensure_graph_in_run` does, so the store's
+    files are the same bytes (``tests/test_graph_worker.py``). If the child fails, dies or does not answer, the
+    parent builds the graph itself. A child forked per snapshot cost about 40K page copies a snapshot in the
+    two processes (``docs/benchmarks.md``, issue 21); the build's CPU time is reported with the child's
+    (``graph_worker_cpu``), and its wall time shrinks by the graph step when a second CPU is free.
 
     Use :meth:`start`, then :meth:`finish` (under the same index lock), and :meth:`close` in a ``finally``.
     """
 
     def __init__(self, run: _Run, chunks: Sequence[Chunk], lookup: Any, started: float) -> None:
         self.run, self.chunks, self.lookup = run, chunks, lookup
-        context = multiprocessing.get_context("fork")
-        self.receiver, sender = context.Pipe(duplex=False)
+        files = run.walk()[0]
         digests = run.digests() if lookup is not None else {}
         stored = lookup.stored if lookup is not None else None
-        self.process = context.Process(
-            target=_graph_child,
-            args=(sender, self.receiver, os.getpid(), run.walk()[0], chunks, stored, digests),
-            daemon=True,
-            name="graph-worker",
-        )
-        with warnings.catch_warnings():  # Python 3.12+ warns of fork() with threads alive (tqdm's monitor): the
-            warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
-            self.process.start()  # child takes no lock another thread could hold (re, numpy, pickle only)
-        sender.close()
+        request = _request(files, chunks, stored, digests)
+        self.service = _service()
+        self.process, self.receiver = self.service.process, self.service.conn
+        self.pending = True
+        try:
+            self.service.conn.send(request)
+        except OSError:  # the child is gone: finish builds the graph here
+            self.service.stop()
         self.seconds = time.perf_counter() - started
 
     @classmethod
     def start(
         cls, run: _Run, table: ChunkTable, fresh: list[Chunk] | None, chunker_config: Mapping[str, Any]
     ) -> GraphWorker | None:
-        """Start the child for the graph of ``table``, unless no graph is to be built or one is to be copied
-        from a twin (:func:`ensure_graph_in_run` then does that at once).
+        """Send the graph of ``table`` to the child, unless no graph is to be built or one is to be copied from a
+        twin (:func:`ensure_graph_in_run` then does that at once).
 
         :param run: the call's shared state.
         :param table: the chunk table.
@@ -405,7 +406,7 @@ class GraphWorker:
 
     def finish(self) -> None:
         """Receive the graph, save it and store the new cache pieces; built here instead if the child failed.
-        Records ``graph`` (the parent's seconds: starting, waiting, saving), ``graph_worker`` (the child's
+        Records ``graph`` (the parent's seconds: sending, waiting, saving), ``graph_worker`` (the child's
         seconds) and ``graph_worker_cpu`` (its CPU seconds) in the run's report."""
         t0 = time.perf_counter()
         result = None
@@ -416,6 +417,7 @@ class GraphWorker:
                     break
             else:
                 result = self.receiver.recv()
+                self.pending = False
         except (EOFError, OSError):
             pass
         finally:
@@ -444,34 +446,149 @@ class GraphWorker:
         self.run.report.seconds["graph"] = self.seconds + time.perf_counter() - t0
 
     def close(self) -> None:
-        """Stop the child if it still runs and release the pipe (idempotent)."""
-        if self.process.is_alive():
-            self.process.join(timeout=0.05)
-        if self.process.is_alive():
-            self.process.terminate()
-            self.process.join()
-        self.receiver.close()
+        """Stop the child if its answer was not received (interrupted, failed or silent), so that no answer is
+        left for the next build (idempotent); a child that answered stays for the next snapshot."""
+        if self.pending:
+            self.service.stop()
+            self.pending = False
 
 
-def _graph_child(
-    sender: Any,
-    receiver: Any,
-    parent: int,
+def _request(
     files: Sequence[SourceFile],
     chunks: Sequence[Chunk],
     stored: Mapping[str, bytes | None] | None,
     digests: Mapping[str, str],
-) -> None:
-    """The body of a :class:`GraphWorker`'s child: compute the names and the graph, send ``("ok", graph, new
-    pieces, seconds, CPU seconds)`` or ``("error", message)``.
+) -> tuple[Any, ...]:
+    """What a :class:`GraphWorker` sends its child for one snapshot (:func:`_unpack` reads it).
+
+    Texts go only for the files whose pieces the child computes (those not stored, all of them without reuse, and
+    those without a digest) and for those the import resolver reads (``go.mod``, files without chunks): each file
+    as one string (its lines joined by ``\\n``, which no line holds; ``None`` for no line), the child cutting the
+    chunks' texts from its lines as :func:`~indexes.build.chunks_with_text` does (a chunk whose text is not that
+    cut is sent as it is). The chunks go as columns: pickling 8,800 chunk objects takes several times longer.
+
+    :param files: the walked files.
+    :param chunks: the chunks with text.
+    :param stored: the stored pieces by path (:attr:`~indexes.reuse.GraphNamesLookup.stored`), ``None`` without
+        reuse.
+    :param digests: path -> file digest.
+    :return: ``(file columns, chunk columns, texts of chunks not cut from their lines, stored, digests, paths whose
+        chunks carry their text or None for all)``.
+    """
+    chunked = {c.path for c in chunks}
+    if stored is None:
+        with_text = None
+        whole = {f.path for f in files}
+    else:
+        with_text = frozenset(p for p in chunked if p not in digests or stored.get(p) is None)
+        whole = set(with_text) | {f.path for f in files if f.path not in chunked or f.path.endswith("go.mod")}
+    file_columns = [
+        (f.path, f.language, "\n".join(f.lines) if f.path in whole and f.lines else None, f.n_bytes) for f in files
+    ]
+    lines = {f.path: f.lines for f in files}
+    own_texts = {
+        i: c.text
+        for i, c in enumerate(chunks)
+        if (with_text is None or c.path in with_text) and c.text != "\n".join(lines[c.path][c.start - 1 : c.end])
+    }
+    chunk_columns = tuple(
+        [getattr(c, name) for c in chunks] for name in ("path", "start", "end", "kind", "symbol", "language")
+    )
+    return file_columns, chunk_columns, own_texts, stored, dict(digests), with_text
+
+
+def _unpack(request: tuple[Any, ...]) -> tuple[list[SourceFile], list[Chunk], Any, Any, Any]:
+    """The files, chunks (with text where sent), stored pieces, digests and texts' paths of a :func:`_request`."""
+    file_columns, chunk_columns, own_texts, stored, digests, with_text = request
+    files = [
+        SourceFile(path, language, text.split("\n") if text is not None else [], n_bytes)
+        for path, language, text, n_bytes in file_columns
+    ]
+    lines = {f.path: f.lines for f in files}
+    chunks = []
+    for i, (path, start, end, kind, symbol, language) in enumerate(zip(*chunk_columns, strict=True)):
+        text = ""
+        if with_text is None or path in with_text:
+            text = own_texts[i] if i in own_texts else "\n".join(lines[path][start - 1 : end])
+        chunks.append(Chunk(path, start, end, kind, symbol, language, text))
+    return files, chunks, stored, digests, with_text
+
+
+class _Service:
+    """A :class:`GraphWorker`'s child process, kept for the thread's later snapshots: forked with a pipe, it reads
+    one :func:`_request` at a time and answers each (:func:`_serve`). It is forked again when it died, was stopped,
+    or the functions it would run were replaced (tests)."""
+
+    def __init__(self) -> None:
+        context = multiprocessing.get_context("fork")
+        self.conn, child_end = context.Pipe()
+        self.runs = (_graph_child, build_graph)
+        self.process = context.Process(
+            target=_serve, args=(child_end, self.conn, os.getpid()), daemon=True, name="graph-worker"
+        )
+        with warnings.catch_warnings():  # Python 3.12+ warns of fork() with threads alive (tqdm's monitor): the
+            warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+            self.process.start()  # child takes no lock another thread could hold (re, numpy, pickle only)
+        child_end.close()
+
+    def usable(self) -> bool:
+        """Whether it still runs, with the functions it would run now."""
+        return self.process.is_alive() and self.runs == (_graph_child, build_graph) and not self.conn.closed
+
+    def stop(self) -> None:
+        """Stop the process and close the pipe (idempotent)."""
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join(timeout=5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.conn.close()
+
+
+_SERVICES = threading.local()
+
+
+def _service() -> _Service:
+    """This thread's graph worker process, forked now if it has none that is usable."""
+    service: _Service | None = getattr(_SERVICES, "service", None)
+    if service is None or not service.usable():
+        if service is not None:
+            service.stop()
+        service = _SERVICES.service = _Service()
+    return service
+
+
+def _serve(conn: Any, parent_end: Any, parent: int) -> None:
+    """The body of a :class:`_Service`: answer each request with :func:`_graph_child` until the pipe closes.
 
     It dies with its parent (``PR_SET_PDEATHSIG``: a parent killed by SIGKILL or the OOM killer leaves no child
     holding memory and its output), leaves Ctrl-C to the parent (which stops it: one line, no traceback), and
-    closes the pipe's read end, so a send to a parent that is gone fails instead of blocking."""
-    t0, c0 = time.perf_counter(), time.process_time()
+    closes the parent's end of the pipe, so that it sees the end when the parent closes it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent)
-    receiver.close()
+    parent_end.close()
+    memo: dict[str, Any] = {}
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        _graph_child(conn, memo, *_unpack(request))
+
+
+def _graph_child(
+    sender: Any,
+    memo: dict[str, Any],
+    files: Sequence[SourceFile],
+    chunks: Sequence[Chunk],
+    stored: Mapping[str, bytes | None] | None,
+    digests: Mapping[str, str],
+    with_text: frozenset[str] | None,
+) -> None:
+    """One request of a :class:`_Service`: compute the names and the graph, send ``("ok", graph, new pieces,
+    seconds, CPU seconds)`` or ``("error", message)`` (a piece to compute whose text was not sent is one)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         names: list[ChunkNames] | None = None
         imports: dict[str, ImportSpecs] | None = None
@@ -479,14 +596,12 @@ def _graph_child(
         if stored is not None:
             from swe_explore.indexes.reuse import graph_names_compute
 
-            names, imports, computed = graph_names_compute(chunks, stored, digests, files)
+            names, imports, computed = graph_names_compute(chunks, stored, digests, files, memo, with_text)
         graph = build_graph(files, chunks, names=names, imports=imports)
         sender.send(("ok", graph, computed, time.perf_counter() - t0, time.process_time() - c0))
     except Exception as exc:  # the parent builds the graph itself
         with contextlib.suppress(OSError):
             sender.send(("error", f"{type(exc).__name__}: {exc}"))
-    finally:
-        sender.close()
 
 
 def _die_with_parent(parent: int) -> None:

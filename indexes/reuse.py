@@ -56,6 +56,8 @@ from swe_explore.retrievers.features import TermCounts, build_retrievers
 __all__ = [
     "CachingChunker",
     "GraphNamesLookup",
+    "MissingTextError",
+    "PieceMemo",
     "build_retrievers_reusing",
     "graph_names_compute",
     "graph_names_lookup",
@@ -564,11 +566,23 @@ def graph_names_lookup(
     return GraphNamesLookup(namespace, dict(zip(keyed, namespace.get_many([digests[p] for p in keyed]), strict=True)))
 
 
+#: A graph worker's decoded pieces of the snapshot before (:func:`graph_names_compute`'s ``memo``): file digest ->
+#: ``(the piece's payload, its number of chunks, (names, import specs)))``.
+PieceMemo = dict[str, tuple[bytes, int, tuple[list[ChunkNames], ImportSpecs]]]
+
+
+class MissingTextError(ValueError):
+    """A file's graph piece must be computed but its text was not sent (:func:`graph_names_compute`'s
+    ``with_text``)."""
+
+
 def graph_names_compute(
     chunks: Sequence[Chunk],
     stored: Mapping[str, bytes | None],
     digests: Mapping[str, str],
     files: Sequence[SourceFile],
+    memo: PieceMemo | None = None,
+    with_text: frozenset[str] | None = None,
 ) -> tuple[list[ChunkNames], dict[str, ImportSpecs], list[tuple[str, bytes, bool]]]:
     """Every chunk's names and every chunked file's import specs from the stored pieces, computed for the files
     without a valid one (the middle step of :func:`graph_names_reusing`; reads and writes no cache, so it can run
@@ -578,12 +592,16 @@ def graph_names_compute(
     :param stored: :attr:`GraphNamesLookup.stored`.
     :param digests: path -> file digest; a file without one is computed and not stored.
     :param files: the walked files (the text of those computed is read for their imports).
+    :param memo: pieces decoded for an earlier snapshot, replaced in place by this snapshot's: a stored piece whose
+        payload is byte for byte the one remembered is taken from there instead of decoded again (the same value).
+    :param with_text: the paths whose chunks and file carry their text, if not all of them.
     :return: ``(names, imports, computed)``: one names pair per chunk, path -> import specs per file that has
         chunks, and per file computed that has a digest ``(digest, its piece, whether a stored piece was
         malformed)``.
+    :raises MissingTextError: if a file outside ``with_text`` must be computed (its stored piece is malformed).
     """
     with paused_gc():  # hundreds of thousands of frozensets that stay alive (indexes/collector.py)
-        return _graph_names(chunks, stored, digests, {f.path: f for f in files})
+        return _graph_names(chunks, stored, digests, {f.path: f for f in files}, memo, with_text)
 
 
 def _graph_names(
@@ -591,6 +609,8 @@ def _graph_names(
     stored: Mapping[str, bytes | None],
     digests: Mapping[str, str],
     files: Mapping[str, SourceFile],
+    memo: PieceMemo | None,
+    with_text: frozenset[str] | None,
 ) -> tuple[list[ChunkNames], dict[str, ImportSpecs], list[tuple[str, bytes, bool]]]:
     of_file: dict[str, list[int]] = {}
     for i, chunk in enumerate(chunks):
@@ -598,17 +618,32 @@ def _graph_names(
     out: list[ChunkNames] = [(frozenset(), frozenset())] * len(chunks)  # every chunk is in one of of_file's lists
     imports: dict[str, ImportSpecs] = {}
     computed: list[tuple[str, bytes, bool]] = []
+    earlier: PieceMemo = memo or {}
+    kept: PieceMemo = {}
     for path, ids in of_file.items():
-        source, payload = files.get(path), stored.get(path)
-        piece = _decode_piece(payload, len(ids)) if payload is not None else None
+        source, payload, digest = files.get(path), stored.get(path), digests.get(path)
+        piece = None
+        if payload is not None:
+            hit = earlier.get(digest) if digest is not None else None
+            piece = hit[2] if hit is not None and hit[0] == payload and hit[1] == len(ids) else None
+            piece = piece or _decode_piece(payload, len(ids))
         if piece is not None and source is not None and specs_fit(source.language, piece[1]):
             names, imports[path] = piece
+            if digest is not None and payload is not None:
+                kept[digest] = (payload, len(ids), piece)
         else:  # not stored, malformed, or imports of another shape than the file's language gives
+            if with_text is not None and path not in with_text:
+                raise MissingTextError(f"{path}: its graph piece is to be computed, and its text was not sent")
             names = [chunk_names(chunks[i]) for i in ids]
             if source is not None:  # (every chunk's file is walked: chunks are cut from the walked files)
                 imports[path] = extract_imports(source)
-                if path in digests:
-                    computed.append((digests[path], _encode_piece(names, imports[path]), payload is not None))
+                if digest is not None:
+                    encoded = _encode_piece(names, imports[path])
+                    computed.append((digest, encoded, payload is not None))
+                    kept[digest] = (encoded, len(ids), (names, imports[path]))
         for i, n in zip(ids, names, strict=True):
             out[i] = n
+    if memo is not None:
+        memo.clear()
+        memo.update(kept)
     return out, imports, computed

@@ -322,3 +322,92 @@ def test_no_worker_when_a_copy_of_the_process_would_not_fit(tmp_path: Path) -> N
     (proc / "meminfo").write_text("MemAvailable: 409600 kB\n")
     (fs / "job" / "memory.max").write_text("max\n")
     assert graph_store._memory_for_a_child(proc, fs) is False
+
+
+def test_one_child_builds_the_graphs_of_a_batch_and_keeps_the_pieces_of_the_snapshot_before(
+    tmp_path: Path,
+    store_tree: Callable[[Path], dict[str, bytes]],
+    monkeypatch: pytest.MonkeyPatch,
+    linked_snapshot: Callable[..., Path],
+) -> None:
+    """Three snapshots in a row (v1, v2 with beta edited, v1 with a new file calling gamma): one child answers all
+    three (same pid, alive between builds), and the store equals the one built without the worker."""
+    started: list[GraphWorker | None] = []
+    real_start = GraphWorker.start
+
+    def start(*args: Any) -> GraphWorker | None:
+        started.append(real_start(*args))
+        return started[-1]
+
+    monkeypatch.setattr(GraphWorker, "start", staticmethod(start))
+    snapshots = [linked_snapshot(tmp_path / "v1"), linked_snapshot(tmp_path / "v2", edited=True)]
+    snapshots.append(linked_snapshot(tmp_path / "v3"))
+    (snapshots[2] / "pkg" / "c.py").write_text("from pkg.b import gamma\n\n\ndef delta():\n    return gamma()\n")
+    for snapshot in snapshots:
+        _build(snapshot, tmp_path / "with", reuse=True, worker=True)
+        _build(snapshot, tmp_path / "without", reuse=True, worker=False)
+    workers = [w for w in started if w is not None]
+    assert len(workers) == 3
+    assert len({w.process.pid for w in workers}) == 1 and workers[0].process.is_alive()
+    assert _same_store(store_tree(tmp_path / "with")) == _same_store(store_tree(tmp_path / "without"))
+
+
+def test_the_request_carries_the_texts_of_the_files_to_compute_only(tmp_path: Path) -> None:
+    """With reuse, only the files whose piece is not stored (and those the import resolver reads: ``go.mod``,
+    files without chunks) travel with their text; their chunks' texts are cut from their lines again, except a
+    chunk whose text is not that cut, which travels as it is. Without reuse every text travels."""
+    from swe_explore.chunking.types import Chunk, SourceFile
+
+    files = [
+        SourceFile("a.py", "python", ["def f():", "    return 1"], 22),
+        SourceFile("b.py", "python", ["x = 1", "", "y = 2"], 12),
+        SourceFile("go.mod", "text", ["module example.com/m"], 20),
+        SourceFile("empty.txt", "text", [], 0),
+    ]
+    chunks = [
+        Chunk("a.py", 1, 2, "function", "f", "python", "def f():\n    return 1"),
+        Chunk("b.py", 1, 1, "gap", "", "python", "x = 1"),
+        Chunk("b.py", 2, 3, "gap", "", "python", "not the lines"),
+    ]
+    stored = {"a.py": b"piece", "b.py": None}
+    digests = {"a.py": "da", "b.py": "db", "go.mod": "dg"}
+    got_files, got_chunks, got_stored, got_digests, with_text = graph_store._unpack(
+        graph_store._request(files, chunks, stored, digests)
+    )
+    assert with_text == frozenset({"b.py"})
+    assert [f.lines for f in got_files] == [[], ["x = 1", "", "y = 2"], ["module example.com/m"], []]
+    assert [c.text for c in got_chunks] == ["", "x = 1", "not the lines"]
+    assert [(c.path, c.start, c.end, c.kind, c.symbol) for c in got_chunks] == [
+        (c.path, c.start, c.end, c.kind, c.symbol) for c in chunks
+    ]
+    assert (got_stored, got_digests) == (stored, digests)
+    all_files, all_chunks, _, _, everything = graph_store._unpack(graph_store._request(files, chunks, None, {}))
+    assert everything is None
+    assert [f.lines for f in all_files] == [f.lines for f in files]
+    assert all_chunks == chunks
+
+
+def test_pieces_are_taken_from_the_snapshot_before_only_when_their_bytes_are_the_same() -> None:
+    """The memo replaces decoding a stored piece whose payload is the one remembered (the same objects come back);
+    another payload under the same digest is decoded, and a piece to compute without its text raises."""
+    from swe_explore.chunking.types import Chunk, SourceFile
+    from swe_explore.indexes.reuse import MissingTextError, PieceMemo, graph_names_compute
+
+    files = [SourceFile("a.py", "python", ["import os", "def f():", "    return g()"], 40)]
+    chunks = [
+        Chunk("a.py", 1, 1, "header", "", "python", "import os"),
+        Chunk("a.py", 2, 3, "function", "f", "python", "def f():\n    return g()"),
+    ]
+    memo: PieceMemo = {}
+    names, imports, computed = graph_names_compute(chunks, {"a.py": None}, {"a.py": "d"}, files, memo)
+    assert names[1] == (frozenset({"def", "f", "return", "g"}), frozenset())
+    assert imports == {"a.py": (("import", "os"),)}
+    [(digest, piece, rejected)] = computed
+    assert (digest, rejected) == ("d", False) and set(memo) == {"d"}
+    again, _, none = graph_names_compute(chunks, {"a.py": piece}, {"a.py": "d"}, files, memo)
+    assert none == [] and again[1] is names[1]  # from the memo, not decoded
+    other: PieceMemo = {"d": (b"another payload", 2, memo["d"][2])}
+    decoded, _, _ = graph_names_compute(chunks, {"a.py": piece}, {"a.py": "d"}, files, other)
+    assert decoded == names and decoded[1] is not names[1]
+    with pytest.raises(MissingTextError):
+        graph_names_compute(chunks, {"a.py": b"garbage"}, {"a.py": "d"}, files, {}, with_text=frozenset())
