@@ -33,7 +33,8 @@ reuse. The summary line and the run report give the cache's hit rate per kind (f
 store are safe: each index is built once, under its lock, and the other run reuses it.
 
 Graph worker: with ``--jobs 1`` on Linux with two or more usable CPUs, each snapshot's symbol graph is computed
-in a forked child process while this one builds the retrievers, so the graph step costs the build little wall
+in a child process (forked at the first graph, kept for the batch) while this one builds the retrievers, so the
+graph step costs the build little wall
 time (the CPU time is the same; the report's ``graph_worker`` and ``graph_worker_cpu`` give the child's share,
 and ``cpu`` includes it). The files written are the same; ``--no-graph-worker`` builds the graph after the
 retrievers in this process. With ``--jobs N > 1`` the workers already use the CPUs, and no graph worker runs.
