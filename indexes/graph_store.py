@@ -344,8 +344,9 @@ class GraphWorker:
     """The symbol graph of :func:`ensure_graph_in_run` computed in a child process while the parent builds the
     retrievers, on a second CPU.
 
-    The child is forked once per thread, at the first graph, and then builds one snapshot's graph after another
-    (:class:`_Service`): each build sends it the walked files, the chunks and the cache pieces the parent looked up
+    The child is forked once per thread, at the first graph (whose inputs it inherits, copy-on-write), and then
+    builds one snapshot's graph after another (:class:`_Service`): each later build sends it the walked files, the
+    chunks and the cache pieces the parent looked up
     (:func:`~indexes.reuse.graph_names_lookup`), with the text only of the files whose pieces are to be computed
     (and of the few the import resolver reads); it runs the computing steps only
     (:func:`~indexes.reuse.graph_names_compute`, taking the pieces of the snapshot before from memory when their
@@ -364,14 +365,15 @@ class GraphWorker:
         files = run.walk()[0]
         digests = run.digests() if lookup is not None else {}
         stored = lookup.stored if lookup is not None else None
-        request = _request(files, chunks, stored, digests)
-        self.service = _service()
+        self.service = _service((files, chunks, stored, digests, None))
         self.process, self.receiver = self.service.process, self.service.conn
         self.pending = True
-        try:
-            self.service.conn.send(request)
-        except OSError:  # the child is gone: finish builds the graph here
-            self.service.stop()
+        if not self.service.inherited:  # a child forked for this build already has it, copy-on-write
+            try:
+                self.service.conn.send(_request(files, chunks, stored, digests))
+            except OSError:  # the child is gone: finish builds the graph here
+                self.service.stop()
+        self.service.inherited = False
         self.seconds = time.perf_counter() - started
 
     @classmethod
@@ -519,12 +521,13 @@ class _Service:
     one :func:`_request` at a time and answers each (:func:`_serve`). It is forked again when it died, was stopped,
     or the functions it would run were replaced (tests)."""
 
-    def __init__(self) -> None:
+    def __init__(self, first: tuple[Any, ...]) -> None:
         context = multiprocessing.get_context("fork")
         self.conn, child_end = context.Pipe()
         self.runs = (_graph_child, build_graph)
+        self.inherited = True  # the first request is the fork's: nothing to send or pickle
         self.process = context.Process(
-            target=_serve, args=(child_end, self.conn, os.getpid()), daemon=True, name="graph-worker"
+            target=_serve, args=(child_end, self.conn, os.getpid(), first), daemon=True, name="graph-worker"
         )
         with warnings.catch_warnings():  # Python 3.12+ warns of fork() with threads alive (tqdm's monitor): the
             warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
@@ -549,18 +552,24 @@ class _Service:
 _SERVICES = threading.local()
 
 
-def _service() -> _Service:
-    """This thread's graph worker process, forked now if it has none that is usable."""
+def _service(first: tuple[Any, ...]) -> _Service:
+    """This thread's graph worker process, forked now if it has none that is usable.
+
+    :param first: the arguments of :func:`_graph_child` after its first two (files, chunks with text, stored
+        pieces, digests, ``None``), which a process forked now answers first (its ``inherited`` is then ``True``).
+    :return: the process.
+    """
     service: _Service | None = getattr(_SERVICES, "service", None)
     if service is None or not service.usable():
         if service is not None:
             service.stop()
-        service = _SERVICES.service = _Service()
+        service = _SERVICES.service = _Service(first)
     return service
 
 
-def _serve(conn: Any, parent_end: Any, parent: int) -> None:
-    """The body of a :class:`_Service`: answer each request with :func:`_graph_child` until the pipe closes.
+def _serve(conn: Any, parent_end: Any, parent: int, first: tuple[Any, ...]) -> None:
+    """The body of a :class:`_Service`: answer the request it was forked with (``first``, inherited), then each
+    request from the pipe, with :func:`_graph_child`, until the pipe closes.
 
     It dies with its parent (``PR_SET_PDEATHSIG``: a parent killed by SIGKILL or the OOM killer leaves no child
     holding memory and its output), leaves Ctrl-C to the parent (which stops it: one line, no traceback), and
@@ -569,6 +578,7 @@ def _serve(conn: Any, parent_end: Any, parent: int) -> None:
     _die_with_parent(parent)
     parent_end.close()
     memo: dict[str, Any] = {}
+    _graph_child(conn, memo, *first)
     while True:
         try:
             request = conn.recv()
