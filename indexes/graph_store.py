@@ -53,6 +53,11 @@ GRAPH_DIR = "graph"
 #: about 100 times what a graph takes) before building the graph itself; a stopped or deadlocked child then
 #: costs a delay, not the build.
 WORKER_WAIT_SECONDS = 120.0
+#: A build whose files to send (those whose graph pieces the child computes) hold more than this share of the
+#: snapshot's bytes forks a new child, which inherits them, instead of sending them: joining, pickling and piping
+#: the texts of a whole astropy snapshot cost the parent about 0.3 s, a fork about 0.04 s of page copies
+#: (``docs/benchmarks.md``, issue 21).
+SEND_SHARE = 0.5
 
 
 def graph_dir_for(store: Path, snapshot: str, chunker: Any, walk_config: Any) -> Path:
@@ -348,7 +353,9 @@ class GraphWorker:
     builds one snapshot's graph after another (:class:`_Service`): each later build sends it the walked files, the
     chunks and the cache pieces the parent looked up
     (:func:`~indexes.reuse.graph_names_lookup`), with the text only of the files whose pieces are to be computed
-    (and of the few the import resolver reads); it runs the computing steps only
+    (and of the few the import resolver reads; a build whose texts to send hold more than :data:`SEND_SHARE` of the
+    snapshot's bytes, as every build without reuse, forks a new child that inherits them); it runs the computing
+    steps only
     (:func:`~indexes.reuse.graph_names_compute`, taking the pieces of the snapshot before from memory when their
     bytes are the same, and :func:`~indexes.graph_build.build_graph`) and sends back the graph and the new cache
     pieces. The parent saves the graph and stores the pieces, as :func:`ensure_graph_in_run` does, so the store's
@@ -365,7 +372,8 @@ class GraphWorker:
         files = run.walk()[0]
         digests = run.digests() if lookup is not None else {}
         stored = lookup.stored if lookup is not None else None
-        self.service = _service((files, chunks, stored, digests, None))
+        refork = _texts_to_send(files, chunks, stored, digests) > SEND_SHARE * sum(f.n_bytes for f in files)
+        self.service = _service((files, chunks, stored, digests, None), refork)
         self.process, self.receiver = self.service.process, self.service.conn
         self.pending = True
         if not self.service.inherited:  # a child forked for this build already has it, copy-on-write
@@ -453,6 +461,30 @@ class GraphWorker:
         if self.pending:
             self.service.stop()
             self.pending = False
+
+
+def _texts_to_send(
+    files: Sequence[SourceFile],
+    chunks: Sequence[Chunk],
+    stored: Mapping[str, bytes | None] | None,
+    digests: Mapping[str, str],
+) -> int:
+    """The bytes on disk of the files whose text :func:`_request` would send (an estimate of its size).
+
+    :param files: the walked files.
+    :param chunks: the chunks with text.
+    :param stored: the stored pieces by path, ``None`` without reuse.
+    :param digests: path -> file digest.
+    :return: bytes (the files' ``n_bytes``).
+    """
+    if stored is None:
+        return sum(f.n_bytes for f in files)
+    chunked = {c.path for c in chunks}
+    return sum(
+        f.n_bytes
+        for f in files
+        if f.path not in chunked or f.path.endswith("go.mod") or f.path not in digests or stored.get(f.path) is None
+    )
 
 
 def _request(
@@ -552,15 +584,17 @@ class _Service:
 _SERVICES = threading.local()
 
 
-def _service(first: tuple[Any, ...]) -> _Service:
-    """This thread's graph worker process, forked now if it has none that is usable.
+def _service(first: tuple[Any, ...], refork: bool = False) -> _Service:
+    """This thread's graph worker process, forked now if it has none that is usable (or if ``refork``).
 
     :param first: the arguments of :func:`_graph_child` after its first two (files, chunks with text, stored
         pieces, digests, ``None``), which a process forked now answers first (its ``inherited`` is then ``True``).
+    :param refork: stop a running process and fork a new one, which inherits ``first`` instead of being sent it
+        (:data:`SEND_SHARE`).
     :return: the process.
     """
     service: _Service | None = getattr(_SERVICES, "service", None)
-    if service is None or not service.usable():
+    if service is None or not service.usable() or refork:
         if service is not None:
             service.stop()
         service = _SERVICES.service = _Service(first)

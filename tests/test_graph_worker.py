@@ -387,6 +387,60 @@ def test_the_request_carries_the_texts_of_the_files_to_compute_only(tmp_path: Pa
     assert all_chunks == chunks
 
 
+def test_the_bytes_to_send_count_the_files_whose_text_the_request_carries() -> None:
+    """With reuse: b.py (its piece not stored, 12 bytes), go.mod (20) and empty.txt (0, no chunks); a.py's piece
+    is stored. Without reuse: every file, 22 + 12 + 20 + 0."""
+    from swe_explore.chunking.types import Chunk, SourceFile
+
+    files = [
+        SourceFile("a.py", "python", ["def f():", "    return 1"], 22),
+        SourceFile("b.py", "python", ["x = 1", "", "y = 2"], 12),
+        SourceFile("go.mod", "text", ["module example.com/m"], 20),
+        SourceFile("empty.txt", "text", [], 0),
+    ]
+    chunks = [
+        Chunk("a.py", 1, 2, "function", "f", "python", "def f():\n    return 1"),
+        Chunk("b.py", 1, 3, "gap", "", "python", "x = 1\n\ny = 2"),
+    ]
+    digests = {"a.py": "da", "b.py": "db", "go.mod": "dg"}
+    assert graph_store._texts_to_send(files, chunks, {"a.py": b"piece", "b.py": None}, digests) == 32
+    assert graph_store._texts_to_send(files, chunks, {"a.py": b"piece", "b.py": b"piece"}, digests) == 20
+    assert graph_store._texts_to_send(files, chunks, {"a.py": b"piece", "b.py": b"piece"}, {"a.py": "da"}) == 32
+    assert graph_store._texts_to_send(files, chunks, None, {}) == 54
+
+
+def test_a_build_that_would_send_most_texts_forks_a_new_child_instead(
+    tmp_path: Path,
+    store_tree: Callable[[Path], dict[str, bytes]],
+    monkeypatch: pytest.MonkeyPatch,
+    linked_snapshot: Callable[..., Path],
+) -> None:
+    """Without reuse every text would be sent, so each build forks a child that inherits them (two builds, two
+    pids, the first stopped); with reuse and the share set to 0 the same; the stores equal those built without
+    the worker."""
+    started: list[GraphWorker | None] = []
+    real_start = GraphWorker.start
+
+    def start(*args: Any) -> GraphWorker | None:
+        started.append(real_start(*args))
+        return started[-1]
+
+    monkeypatch.setattr(GraphWorker, "start", staticmethod(start))
+    snapshots = [linked_snapshot(tmp_path / "v1"), linked_snapshot(tmp_path / "v2", edited=True)]
+    for reuse in (False, True):
+        if reuse:
+            monkeypatch.setattr(graph_store, "SEND_SHARE", 0.0)
+        started.clear()
+        for snapshot in snapshots:
+            _build(snapshot, tmp_path / f"with-{reuse}", reuse=reuse, worker=True)
+            _build(snapshot, tmp_path / f"without-{reuse}", reuse=reuse, worker=False)
+        first, second = (w for w in started if w is not None)
+        assert first.process.pid != second.process.pid
+        assert not first.process.is_alive() and second.process.is_alive()
+        with_worker = _same_store(store_tree(tmp_path / f"with-{reuse}"))
+        assert with_worker == _same_store(store_tree(tmp_path / f"without-{reuse}"))
+
+
 def test_pieces_are_taken_from_the_snapshot_before_only_when_their_bytes_are_the_same() -> None:
     """The memo replaces decoding a stored piece whose payload is the one remembered (the same objects come back);
     another payload under the same digest is decoded, and a piece to compute without its text raises."""
