@@ -31,9 +31,10 @@ few snapshots, about 30 MB for a million entries) and each entry it uses with on
 
 **Integrity.** Every entry ends with the SHA-256 of its payload and every index with the SHA-256 of its content;
 a damaged entry is counted as ``corrupt``, recomputed (the build's own pack stores a good copy) and never used,
-and a damaged index is skipped (``corrupt_indexes``). **Concurrency.** Packs are immutable. A pack and then its
-index are written to the writer's scratch directory (a temporary of the index being built, so only its owner
-removes it: :mod:`indexes.store`) and renamed into place
+and a damaged index is skipped (``corrupt_indexes``). An intact entry its reader finds malformed is counted as
+corrupt and stored again; of several intact copies of a key the newest is read, so the new one replaces it.
+**Concurrency.** Packs are immutable. A pack and then its index are written to the writer's scratch directory (a
+temporary of the index being built, so only its owner removes it: :mod:`indexes.store`) and renamed into place
 (:func:`~swe_explore.chunking.atomic.write_bytes_atomic`), so readers see complete packs only (a pack without
 its index is invisible). Concurrent builders write separate packs, so no update is lost; two builders that miss
 the same file both compute and store it (a duplicate entry, same bytes). Nothing in the cache is pickled.
@@ -376,8 +377,10 @@ class CacheNamespace:
         found = pos < n
         found[found] = index.prefix[pos[found]] == wanted[found]
         self.stats.misses += int(len(keys) - found.sum())
-        exact = np.zeros(len(keys), dtype=bool)  # the first entry of the prefix run is the key (almost always)
+        exact = np.zeros(len(keys), dtype=bool)  # the prefix run is one entry, the key (almost always)
         exact[found] = (index.keys[pos[found]] == full[found]).all(axis=1)
+        after = np.minimum(pos + 1, n - 1)
+        exact &= (pos + 1 >= n) | (index.prefix[after] != wanted)  # a longer run (a duplicate): scanned
         for i in np.flatnonzero(found).tolist():
             j = int(pos[i])
             if exact[i]:
@@ -407,18 +410,25 @@ class CacheNamespace:
         return earlier.pack_names() <= self.pack_names()
 
     def _scan(self, index: _Index, j: int, key: bytes) -> bytes | None:
-        """The payload of ``key`` from the run of entries sharing its prefix from ``j`` on (another key first, a
-        duplicate after a damaged copy), counted as a hit, corrupt entry or miss."""
+        """The payload of ``key`` from the run of entries sharing its prefix from ``j`` on (another key, or
+        duplicates of the key), counted as a hit, corrupt entry or miss. Of duplicates the newest intact one wins
+        (packs are listed by their names, which begin with the second of writing; within a second the order is
+        arbitrary): a build that found a stored payload intact but malformed (:meth:`reject`) stores a new one,
+        which later builds then read."""
         damaged = False
+        newest = None
         prefix = index.prefix[j]
         while j < len(index.prefix) and index.prefix[j] == prefix:
             if index.keys[j].tobytes() == key:
                 entry = self._entry(index, j)
                 if entry is not None and hashlib.sha256(entry[:-_SHA]).digest() == entry[-_SHA:]:
-                    self.stats.hits += 1
-                    return entry[:-_SHA]
-                damaged = True
+                    newest = entry[:-_SHA]
+                else:
+                    damaged = True
             j += 1
+        if newest is not None:
+            self.stats.hits += 1
+            return newest
         if damaged:
             self.stats.corrupt += 1
         else:
@@ -426,7 +436,8 @@ class CacheNamespace:
         return None
 
     def reject(self) -> None:
-        """Count a payload :meth:`get` returned but the caller found malformed as corrupt instead of a hit."""
+        """Count a payload :meth:`get` returned but the caller found malformed as corrupt instead of a hit (the
+        caller then stores a new payload with :meth:`put`, which later builds read instead: :meth:`_scan`)."""
         self.stats.hits -= 1
         self.stats.corrupt += 1
 

@@ -187,6 +187,26 @@ def test_the_learned_explorer_builds_its_graph_with_the_worker_too(
     assert any(name.startswith("_cache/graph_names/") for name in store_tree(tmp_path / "True"))
 
 
+def test_no_graph_worker_is_a_flag_of_run_and_explore(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run_baselines.py`` and ``explore.py`` take ``--no-graph-worker``, which keeps the learned explorer's graph
+    in the process where the worker would run (two CPUs); without it the explorer uses the worker."""
+    from swe_explore.commands.explore import _parser as explore_parser
+    from swe_explore.commands.explorer_args import use_graph_worker
+    from swe_explore.commands.run import _parser as run_parser
+    from swe_explore.explore.explorer import make_explorer
+    from swe_explore.explore.fusion import FusionExplorer
+
+    monkeypatch.setattr(graph_store, "graph_worker_available", lambda: True)
+    for parser in (run_parser(), explore_parser()):
+        [action] = [a for a in parser._actions if a.dest == "graph_worker"]
+        assert (action.option_strings, action.default, action.const) == (["--no-graph-worker"], True, False)
+    for wanted in (True, False):
+        explorer = make_explorer("learned")
+        assert isinstance(explorer, FusionExplorer)
+        use_graph_worker(explorer, wanted)
+        assert explorer.graph_worker is wanted
+
+
 def test_a_child_that_never_answers_is_stopped_and_replaced(
     tmp_path: Path,
     store_tree: Callable[[Path], dict[str, bytes]],

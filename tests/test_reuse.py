@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -150,6 +151,76 @@ def test_damaged_entries_and_indexes_are_never_used(
     assert _index_files(store_tree(store)) == store_tree(plain)
     again = _build(v1, store, tiny_model_dir, reuse=True, rebuild=True)  # the rebuild stored good copies
     assert (again.cache["vectors"]["hits"], again.cache["term_counts"]["hits"]) == (4, 4)
+
+
+def test_of_two_intact_copies_of_an_entry_the_newest_is_read(tmp_path: Path) -> None:
+    """Two packs hold the key d1 (b"old", then b"new" a second later): b"new" is read; with the newer copy
+    damaged, b"old" (a hit, not corrupt); d-old, alone in its prefix run, is read as before."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+
+    def namespace() -> cache_module.CacheNamespace:
+        return cache_module.ContentCache(tmp_path / "store", lambda: scratch).namespace("chunks", {"k": 1})
+
+    first = namespace()
+    first.put("d1", b"old")
+    first.put("d-old", b"old")
+    first.close()
+    time.sleep(1.1)  # pack names begin with the second they were written
+    second = namespace()
+    second.put("d1", b"new")
+    second.close()
+    reader = namespace()
+    assert reader.get_many(["d1", "d-old", "absent"]) == [b"new", b"old", None]
+    assert (reader.stats.hits, reader.stats.misses, reader.stats.corrupt) == (2, 1, 0)
+    newest = sorted((tmp_path / "store" / "_cache" / "chunks").glob("*/*.pack"))[-1]
+    data = bytearray(newest.read_bytes())
+    data[0] ^= 0xFF
+    newest.write_bytes(bytes(data))
+    again = namespace()
+    assert again.get_many(["d1"]) == [b"old"]
+    assert (again.stats.hits, again.stats.corrupt) == (1, 0)
+
+
+def test_a_malformed_graph_piece_is_replaced_by_the_build_that_rejects_it(tmp_path: Path) -> None:
+    """An intact but malformed graph piece (stored through the cache as b"garbage") for pkg/a.py: the first build
+    counts it corrupt (and misses the two other files' pieces) and stores a good one, the second reads that one
+    (all three pieces hits); the graph equals the one built without reuse."""
+    from swe_explore.indexes.graph_store import GRAPH_DIR
+    from swe_explore.indexes.reuse import _graph_code_fingerprint
+
+    v1 = _write_snapshot(tmp_path / "v1", A_V1)
+    files, _ = walk_snapshot(v1)
+    chunker = make_chunker("function")
+    (tmp_path / "scratch").mkdir()
+    seeded = cache_module.ContentCache(tmp_path / "store", lambda: tmp_path / "scratch")
+    config = {"graph_code": _graph_code_fingerprint(), "piece": "file+imports", "chunker": dict(chunker.config())}
+    digest = next(cache_module.file_digest(f) for f in files if f.path == "pkg/a.py")
+    seeded.namespace("graph_names", config).put(digest, b"garbage")
+    seeded.close()
+    time.sleep(1.1)
+    reports = []
+    for store in ("store", "store", "plain"):
+        retrievers = [make_retriever("bm25")]
+        reports.append(
+            ensure_index(
+                v1,
+                tmp_path / store,
+                chunker,
+                retrievers,
+                reuse=store == "store",
+                graph=True,
+                rebuild=True,
+                graph_worker=False,
+            )
+        )
+    graph_names = [r.cache.get("graph_names", {}) for r in reports[:2]]
+    assert [(g["hits"], g["corrupt"], g["misses"]) for g in graph_names] == [(0, 1, 2), (3, 0, 0)]
+    graphs = [
+        {p.name: p.read_bytes() for p in next((tmp_path / store / v1.name).glob(f"*/{GRAPH_DIR}")).iterdir()}
+        for store in ("store", "plain")
+    ]
+    assert graphs[0] == graphs[1]
 
 
 def test_term_counts_from_pieces_equal_counting_all_chunks() -> None:

@@ -40,7 +40,12 @@ from swe_explore.chunking.lines import read_lines
 from swe_explore.chunking.types import Region
 from swe_explore.chunking.walk import WalkConfig, WalkStats, walk_snapshot
 from swe_explore.commands._args import die
-from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args, use_graph_worker
+from swe_explore.commands.explorer_args import (
+    add_explorer_arguments,
+    add_graph_worker_argument,
+    explorer_from_args,
+    use_graph_worker,
+)
 from swe_explore.explore.explorer import ReferenceAdapter
 from swe_explore.explore.filters import RegionFilter, region_filter
 from swe_explore.indexes.store import ReadOnlyStoreError
@@ -114,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         raise
     except ValueError as exc:
         parser.error(str(exc))
-    use_graph_worker(explorer)
+    use_graph_worker(explorer, args.graph_worker)
     if filters is not None and isinstance(explorer, ReferenceAdapter):
         parser.error(f"--include, --exclude and --language are not for {explorer.name} (the reference as specified)")
     try:
@@ -240,6 +245,7 @@ def _parser() -> argparse.ArgumentParser:
         help=f"regions only from files of language LANG (repeatable; {', '.join(LANGUAGES)})",
     )
     add_explorer_arguments(parser)
+    add_graph_worker_argument(parser)
     return parser
 
 

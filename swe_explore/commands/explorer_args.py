@@ -402,14 +402,30 @@ def _check_shape_flags(args: argparse.Namespace, given: dict[str, str]) -> None:
         raise ValueError(f"{', '.join(ignored)} need --shape plain (the default evidence shape plans its own regions)")
 
 
-def use_graph_worker(explorer: Any) -> None:
+def add_graph_worker_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--no-graph-worker`` (``args.graph_worker``, default ``True``) for :func:`use_graph_worker`.
+
+    :param parser: the command's parser.
+    """
+    parser.add_argument(
+        "--no-graph-worker",
+        dest="graph_worker",
+        action="store_false",
+        help="build a missing symbol graph after the retrievers in this process, not next to them in a forked "
+        "child (the default on Linux with two or more usable CPUs and the memory for a copy of the process; "
+        "the same files either way)",
+    )
+
+
+def use_graph_worker(explorer: Any, wanted: bool = True) -> None:
     """Let an explorer that builds the symbol graph build it in a forked child next to the retrievers, where a
     second CPU is free (:func:`~swe_explore.indexes.graph_store.graph_worker_available`); for commands that index
     one snapshot at a time in this process.
 
     :param explorer: an explorer of :func:`explorer_from_args` (only a ``FusionExplorer`` has a graph).
+    :param wanted: ``False`` (``--no-graph-worker``) leaves the graph to the process.
     """
     from swe_explore.indexes.graph_store import graph_worker_available
 
-    if hasattr(explorer, "graph_worker") and graph_worker_available():
+    if wanted and hasattr(explorer, "graph_worker") and graph_worker_available():
         explorer.graph_worker = True

@@ -32,9 +32,11 @@ reuse. The summary line and the run report give the cache's hit rate per kind (f
 ``--no-reuse`` builds everything from scratch and neither reads nor writes the cache. Concurrent runs on one
 store are safe: each index is built once, under its lock, and the other run reuses it.
 
-Graph worker: with ``--jobs 1`` on Linux with two or more usable CPUs, each snapshot's symbol graph is computed
-in a child process (forked at the first graph, kept for the batch) while this one builds the retrievers, so the
-graph step costs the build little wall
+Graph worker: with ``--jobs 1`` (local backend) on Linux with two or more usable CPUs (affinity and cgroup quota)
+and the memory for a copy of the process, each snapshot's symbol graph is computed in a child process while this
+one builds the retrievers (the child is forked at the first graph and kept while later builds can send it what it
+needs; a build that would send more than half the snapshot's bytes, as every build with ``--no-reuse``, forks a
+new one: ``indexes.graph_store.SEND_SHARE``), so the graph step costs the build little wall
 time (the CPU time is the same; the report's ``graph_worker`` and ``graph_worker_cpu`` give the child's share,
 and ``cpu`` includes it). The files written are the same; ``--no-graph-worker`` builds the graph after the
 retrievers in this process. With ``--jobs N > 1`` the workers already use the CPUs, and no graph worker runs.
@@ -123,7 +125,8 @@ def _parser() -> argparse.ArgumentParser:
         dest="graph_worker",
         action="store_false",
         help="build the symbol graph after the retrievers in this process, not next to them in a forked child "
-        "(the default with --jobs 1 on Linux with two or more CPUs; the same files either way)",
+        "(the default with --jobs 1 and the local backend on Linux with two or more usable CPUs and the memory "
+        "for a copy of the process, when the graph is built; the same files either way)",
     )
     parser.add_argument(
         "--no-history",

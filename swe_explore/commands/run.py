@@ -41,7 +41,12 @@ from swe_explore.commands._args import (
     refuse_overwriting_inputs,
     refuse_writing_into,
 )
-from swe_explore.commands.explorer_args import add_explorer_arguments, explorer_from_args, use_graph_worker
+from swe_explore.commands.explorer_args import (
+    add_explorer_arguments,
+    add_graph_worker_argument,
+    explorer_from_args,
+    use_graph_worker,
+)
 from swe_explore.evaluation.metrics import METRIC_NAMES
 from swe_explore.evaluation.results import (
     Coverage,
@@ -80,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     if tasks is None:  # one instance at a time here: a free CPU can build a missing graph
-        use_graph_worker(explorer)
+        use_graph_worker(explorer, args.graph_worker)
     default_name = config_key(explorer.name, explorer.explorer_config) + ".jsonl"
     out = args.out or Path("outputs/results") / args.bench.stem / default_name
     refuse_overwriting_inputs(parser, [("--out", out)], [("--bench", args.bench), ("--issue-map", args.issue_map)])
@@ -197,6 +202,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_parallel_arguments(parser, RUN_BACKENDS, "snapshot (its instances)")
     add_explorer_arguments(parser)
+    add_graph_worker_argument(parser)
     return parser
 
 
