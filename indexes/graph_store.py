@@ -463,6 +463,29 @@ class GraphWorker:
             self.pending = False
 
 
+def _sent_paths(
+    files: Sequence[SourceFile],
+    chunks: Sequence[Chunk],
+    stored: Mapping[str, bytes | None] | None,
+    digests: Mapping[str, str],
+) -> tuple[frozenset[str] | None, set[str]]:
+    """Which texts :func:`_request` sends: the files whose pieces the child computes (those not stored, all of
+    them without reuse, and those without a digest), and those the import resolver reads (``go.mod``, files
+    without chunks).
+
+    :param files: the walked files.
+    :param chunks: the chunks with text.
+    :param stored: the stored pieces by path, ``None`` without reuse.
+    :param digests: path -> file digest.
+    :return: ``(paths whose chunks carry their text, or None for all; paths whose whole text is sent)``.
+    """
+    if stored is None:
+        return None, {f.path for f in files}
+    chunked = {c.path for c in chunks}
+    with_text = frozenset(p for p in chunked if p not in digests or stored.get(p) is None)
+    return with_text, set(with_text) | {f.path for f in files if f.path not in chunked or f.path.endswith("go.mod")}
+
+
 def _texts_to_send(
     files: Sequence[SourceFile],
     chunks: Sequence[Chunk],
@@ -477,14 +500,8 @@ def _texts_to_send(
     :param digests: path -> file digest.
     :return: bytes (the files' ``n_bytes``).
     """
-    if stored is None:
-        return sum(f.n_bytes for f in files)
-    chunked = {c.path for c in chunks}
-    return sum(
-        f.n_bytes
-        for f in files
-        if f.path not in chunked or f.path.endswith("go.mod") or f.path not in digests or stored.get(f.path) is None
-    )
+    whole = _sent_paths(files, chunks, stored, digests)[1]
+    return sum(f.n_bytes for f in files if f.path in whole)
 
 
 def _request(
@@ -495,11 +512,10 @@ def _request(
 ) -> tuple[Any, ...]:
     """What a :class:`GraphWorker` sends its child for one snapshot (:func:`_unpack` reads it).
 
-    Texts go only for the files whose pieces the child computes (those not stored, all of them without reuse, and
-    those without a digest) and for those the import resolver reads (``go.mod``, files without chunks): each file
-    as one string (its lines joined by ``\\n``, which no line holds; ``None`` for no line), the child cutting the
-    chunks' texts from its lines as :func:`~indexes.build.chunks_with_text` does (a chunk whose text is not that
-    cut is sent as it is). The chunks go as columns: pickling 8,800 chunk objects takes several times longer.
+    Texts go only for the files of :func:`_sent_paths`: each file as one string (its lines joined by ``\\n``,
+    which no line holds; ``None`` for no line), the child cutting the chunks' texts from its lines as
+    :func:`~indexes.build.chunks_with_text` does (a chunk whose text is not that cut is sent as it is). The chunks
+    go as columns: pickling 8,800 chunk objects takes several times longer.
 
     :param files: the walked files.
     :param chunks: the chunks with text.
@@ -509,13 +525,7 @@ def _request(
     :return: ``(file columns, chunk columns, texts of chunks not cut from their lines, stored, digests, paths whose
         chunks carry their text or None for all)``.
     """
-    chunked = {c.path for c in chunks}
-    if stored is None:
-        with_text = None
-        whole = {f.path for f in files}
-    else:
-        with_text = frozenset(p for p in chunked if p not in digests or stored.get(p) is None)
-        whole = set(with_text) | {f.path for f in files if f.path not in chunked or f.path.endswith("go.mod")}
+    with_text, whole = _sent_paths(files, chunks, stored, digests)
     file_columns = [
         (f.path, f.language, "\n".join(f.lines) if f.path in whole and f.lines else None, f.n_bytes) for f in files
     ]

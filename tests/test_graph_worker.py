@@ -42,6 +42,19 @@ def _build(snapshot: Path, store: Path, reuse: bool, worker: bool) -> BuildRepor
     return ensure_index(snapshot, store, chunker, retrievers, reuse=reuse, graph=True, graph_worker=worker)
 
 
+def _record_starts(monkeypatch: pytest.MonkeyPatch) -> list[GraphWorker | None]:
+    """A list that receives what each :meth:`GraphWorker.start` returns from now on (the worker, or ``None``)."""
+    started: list[GraphWorker | None] = []
+    real_start = GraphWorker.start
+
+    def start(*args: Any) -> GraphWorker | None:
+        started.append(real_start(*args))
+        return started[-1]
+
+    monkeypatch.setattr(GraphWorker, "start", staticmethod(start))
+    return started
+
+
 @pytest.mark.parametrize("reuse", [True, False])
 def test_the_worker_writes_the_files_the_process_writes(
     tmp_path: Path,
@@ -165,14 +178,7 @@ def test_the_learned_explorer_builds_its_graph_with_the_worker_too(
     from swe_explore.explore.explorer import make_explorer
     from swe_explore.explore.fusion import FusionExplorer
 
-    started: list[GraphWorker | None] = []
-    real_start = GraphWorker.start
-
-    def start(*args: Any) -> GraphWorker | None:
-        started.append(real_start(*args))
-        return started[-1]
-
-    monkeypatch.setattr(GraphWorker, "start", staticmethod(start))
+    started = _record_starts(monkeypatch)
     snapshot = MINI_REPOS / "mini__pyshop-1"
     regions = []
     for worker in (True, False):
@@ -352,14 +358,7 @@ def test_one_child_builds_the_graphs_of_a_batch_and_keeps_the_pieces_of_the_snap
 ) -> None:
     """Three snapshots in a row (v1, v2 with beta edited, v1 with a new file calling gamma): one child answers all
     three (same pid, alive between builds), and the store equals the one built without the worker."""
-    started: list[GraphWorker | None] = []
-    real_start = GraphWorker.start
-
-    def start(*args: Any) -> GraphWorker | None:
-        started.append(real_start(*args))
-        return started[-1]
-
-    monkeypatch.setattr(GraphWorker, "start", staticmethod(start))
+    started = _record_starts(monkeypatch)
     snapshots = [linked_snapshot(tmp_path / "v1"), linked_snapshot(tmp_path / "v2", edited=True)]
     snapshots.append(linked_snapshot(tmp_path / "v3"))
     (snapshots[2] / "pkg" / "c.py").write_text("from pkg.b import gamma\n\n\ndef delta():\n    return gamma()\n")
@@ -438,14 +437,7 @@ def test_a_build_that_would_send_most_texts_forks_a_new_child_instead(
     """Without reuse every text would be sent, so each build forks a child that inherits them (two builds, two
     pids, the first stopped); with reuse and the share set to 0 the same; the stores equal those built without
     the worker."""
-    started: list[GraphWorker | None] = []
-    real_start = GraphWorker.start
-
-    def start(*args: Any) -> GraphWorker | None:
-        started.append(real_start(*args))
-        return started[-1]
-
-    monkeypatch.setattr(GraphWorker, "start", staticmethod(start))
+    started = _record_starts(monkeypatch)
     snapshots = [linked_snapshot(tmp_path / "v1"), linked_snapshot(tmp_path / "v2", edited=True)]
     for reuse in (False, True):
         if reuse:

@@ -402,18 +402,20 @@ def _check_shape_flags(args: argparse.Namespace, given: dict[str, str]) -> None:
         raise ValueError(f"{', '.join(ignored)} need --shape plain (the default evidence shape plans its own regions)")
 
 
-def add_graph_worker_argument(parser: argparse.ArgumentParser) -> None:
-    """Add ``--no-graph-worker`` (``args.graph_worker``, default ``True``) for :func:`use_graph_worker`.
+def add_graph_worker_argument(parser: argparse.ArgumentParser, when: str = "") -> None:
+    """Add ``--no-graph-worker`` (``args.graph_worker``, default ``True``), for :func:`use_graph_worker` and
+    ``index_repos.py``.
 
     :param parser: the command's parser.
+    :param when: the command's own conditions for the worker, said before the common ones (e.g. ``with --jobs 1``).
     """
     parser.add_argument(
         "--no-graph-worker",
         dest="graph_worker",
         action="store_false",
-        help="build a missing symbol graph after the retrievers in this process, not next to them in a forked "
-        "child (the default on Linux with two or more usable CPUs and the memory for a copy of the process; "
-        "the same files either way)",
+        help="build the symbol graph after the retrievers in this process, not next to them in a forked child "
+        f"(the default {when + ' ' if when else ''}on Linux with two or more usable CPUs and the memory for a "
+        "copy of the process, when a graph is built; the same files either way)",
     )
 
 

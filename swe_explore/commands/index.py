@@ -60,7 +60,11 @@ from swe_explore.commands._args import (
     refuse_writing_into,
 )
 from swe_explore.commands._errors import debug_requested
-from swe_explore.commands.explorer_args import add_explorer_arguments, chunker_options_from_args
+from swe_explore.commands.explorer_args import (
+    add_explorer_arguments,
+    add_graph_worker_argument,
+    chunker_options_from_args,
+)
 from swe_explore.evaluation.bench import bench_snapshots, load_bench
 from swe_explore.explore.config import EMBEDDING_RETRIEVERS
 from swe_explore.explore.explorer import resolve_model_path
@@ -120,14 +124,7 @@ def _parser() -> argparse.ArgumentParser:
         help="do not build the symbol graph (built by default with the function chunker: the "
         "learned explorer reads it)",
     )
-    parser.add_argument(
-        "--no-graph-worker",
-        dest="graph_worker",
-        action="store_false",
-        help="build the symbol graph after the retrievers in this process, not next to them in a forked child "
-        "(the default with --jobs 1 and the local backend on Linux with two or more usable CPUs and the memory "
-        "for a copy of the process, when the graph is built; the same files either way)",
-    )
+    add_graph_worker_argument(parser, "with --jobs 1 and the local backend")
     parser.add_argument(
         "--no-history",
         dest="history",

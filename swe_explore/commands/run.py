@@ -202,7 +202,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_parallel_arguments(parser, RUN_BACKENDS, "snapshot (its instances)")
     add_explorer_arguments(parser)
-    add_graph_worker_argument(parser)
+    add_graph_worker_argument(parser, "with --jobs 1")
     return parser
 
 
